@@ -1,0 +1,122 @@
+# TKG lifecycle conformance harness.
+#
+#   make e2e                      full local run (vcsim + kind + CAPD)
+#   make e2e FOCUS=move           bootstrap -> management -> move, then stop
+#   make e2e DRY_RUN=1 FOCUS=ova  list what would run, run nothing
+#   make help                     every target and variable
+
+SHELL := /usr/bin/env bash
+.DEFAULT_GOAL := help
+
+ROOT       := $(CURDIR)
+BIN        := $(ROOT)/bin
+GINKGO     := $(BIN)/ginkgo
+HARNESS    := $(BIN)/harness
+STAGES     := ova bootstrap management move workload placement packages
+
+## Variables (override on the command line)
+CONFIG           ?= config/local.yaml##        harness profile: config/local.yaml or config/vsphere.yaml
+CONFIG_OVERRIDES ?=##                          comma-separated YAML files merged over CONFIG
+FOCUS            ?=##                          stage names (run them and what they need), or a regex on spec names
+SKIP             ?=##                          regex of spec names to skip
+LABELS           ?=##                          extra ginkgo label filter, e.g. '!slow'
+ARTIFACTS        ?=##                          run folder (default artifacts/<run-id>); with RESUME=1 the kept run
+RESUME           ?=##                          1: re-attach to stages that passed in ARTIFACTS' state.json
+SKIP_CLEANUP     ?=##                          1: keep everything the run created
+DRY_RUN          ?=##                          1: print the stages and specs that would run, run nothing
+GINKGO_ARGS      ?=##                          more ginkgo flags
+
+RUN_ID := $(shell date -u +%Y%m%d-%H%M%S)
+ifeq ($(ARTIFACTS),)
+ifeq ($(RESUME),1)
+ARTIFACTS := $(shell readlink -f artifacts/latest 2>/dev/null)
+else
+ARTIFACTS := $(ROOT)/artifacts/$(RUN_ID)
+endif
+endif
+override ARTIFACTS := $(abspath $(ARTIFACTS))
+
+# FOCUS made only of stage names becomes a label filter: every stage carries
+# the labels of the stages that need it, so the filter selects exactly the
+# stage and its prerequisites. Anything else is a ginkgo --focus regex.
+FOCUS_WORDS := $(subst |, ,$(subst $(comma), ,$(FOCUS)))
+comma := ,
+space := $(empty) $(empty)
+ifneq ($(FOCUS),)
+ifeq ($(filter-out $(STAGES),$(FOCUS_WORDS)),)
+STAGE_FILTER := $(subst $(space), || ,$(strip $(FOCUS_WORDS)))
+else
+FOCUS_ARG := --focus='$(FOCUS)'
+endif
+endif
+LABEL_FILTER := $(strip $(if $(STAGE_FILTER),($(STAGE_FILTER)))$(if $(and $(STAGE_FILTER),$(LABELS)), && )$(if $(LABELS),($(LABELS))))
+
+.PHONY: help
+help: ## List targets and variables
+	@echo "Targets:"
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | awk -F'\t' '{printf "  %-14s %s\n", $$1, $$2}'
+	@echo
+	@echo "Variables:"
+	@grep -hE '^[A-Z_]+ +\?=.*## ' $(MAKEFILE_LIST) | sed -E 's/ +\?=([^#]*)## +/\t\1\t/' | awk -F'\t' '{printf "  %-17s %s\n", $$1, $$3}'
+	@echo
+	@echo "Stages (in order): $(STAGES)"
+
+$(BIN):
+	@mkdir -p $(BIN)
+
+.PHONY: tools
+tools: $(GINKGO) $(HARNESS) ## Build ginkgo and the harness CLI into bin/
+
+$(GINKGO): go.mod | $(BIN)
+	go build -o $(GINKGO) github.com/onsi/ginkgo/v2/ginkgo
+
+.PHONY: $(HARNESS)
+$(HARNESS): | $(BIN)
+	@go build -o $(HARNESS) ./e2e/cmd/harness
+
+.PHONY: validate
+validate: $(HARNESS) ## Validate CONFIG (+ CONFIG_OVERRIDES) and exit: every problem at once
+	@$(HARNESS) validate -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)'
+
+.PHONY: test
+test: ## Unit and integration tests (vcsim in-process; no Docker needed)
+	go test -count=1 ./framework/... ./suites/... ./e2e/cmd/...
+
+.PHONY: lint
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go vet ./...
+
+.PHONY: e2e
+e2e: $(GINKGO) $(HARNESS) ## Run the lifecycle suite (FOCUS, SKIP, LABELS, CONFIG, ARTIFACTS, RESUME, SKIP_CLEANUP, DRY_RUN)
+ifeq ($(DRY_RUN),1)
+	@$(HARNESS) plan $(if $(STAGE_FILTER),-stages '$(FOCUS_WORDS)')
+	@$(GINKGO) --dry-run -v --no-color $(if $(LABEL_FILTER),--label-filter='$(LABEL_FILTER)') $(FOCUS_ARG) \
+	  $(if $(SKIP),--skip='$(SKIP)') ./e2e -- -e2e.config=$(abspath $(CONFIG)) \
+	  | grep -E '^(TKG lifecycle|Ran |Will run)' || true
+else
+	@$(HARNESS) validate -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)'
+	@mkdir -p $(ARTIFACTS) && ln -sfn $(ARTIFACTS) $(ROOT)/artifacts/latest
+	@echo "artifacts: $(ARTIFACTS)"
+	$(GINKGO) -v --no-color --fail-on-empty --poll-progress-after=5m --poll-progress-interval=2m \
+	  --timeout=$$($(HARNESS) get timeout -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)') \
+	  --junit-report=junit.ginkgo.xml --json-report=report.json --output-dir=$(ARTIFACTS) \
+	  $(if $(LABEL_FILTER),--label-filter='$(LABEL_FILTER)') $(FOCUS_ARG) $(if $(SKIP),--skip='$(SKIP)') \
+	  $(GINKGO_ARGS) ./e2e -- \
+	  -e2e.config=$(abspath $(CONFIG)) -e2e.config-overrides='$(CONFIG_OVERRIDES)' \
+	  -e2e.artifacts-folder=$(ARTIFACTS) $(if $(filter 1,$(RESUME)),-e2e.resume) \
+	  $(if $(filter 1,$(SKIP_CLEANUP)),-e2e.skip-cleanup)
+endif
+
+.PHONY: clean-run
+clean-run: $(HARNESS) ## Delete what a kept run (ARTIFACTS=<run folder>) left behind, from its state.json
+	$(HARNESS) cleanup -artifacts $(ARTIFACTS)
+
+.PHONY: testbed
+testbed: ## Prepare Docker and the offline images with ../shared/testbed (root)
+	bash scripts/testbed.sh
+
+.PHONY: clean
+clean: ## Remove bin/ (artifacts/ is kept)
+	rm -rf $(BIN)

@@ -1,0 +1,152 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tkg-e2e/harness/framework/stages"
+)
+
+// IntervalKeys lists, per stage (and the cleanup and artifacts steps), the
+// interval keys the harness looks up. Validation requires each to resolve to
+// "stage/key" or "default/key", so no wait in a spec falls back to a literal,
+// and rejects keys nobody reads, which are typos.
+var IntervalKeys = map[string][]string{
+	stages.OVA:        {"connect", "import"},
+	stages.Bootstrap:  {"create-kind", "wait-controllers"},
+	stages.Management: {"apply", "wait-control-plane", "wait-machines", "wait-nodes", "wait-cluster", "wait-controllers", "wait-kapp-controller"},
+	stages.Move:       {"pre-check", "move", "settle"},
+	stages.Workload:   {"apply", "wait-control-plane", "wait-machines", "wait-nodes", "wait-cluster", "wait-kapp-controller"},
+	stages.Placement:  {"wait-pods"},
+	stages.Packages:   {"wait-reconcile"},
+	"cleanup":         {"wait-delete"},
+	"artifacts":       {"collect"},
+}
+
+// Interval is a wait's timeout and poll period.
+type Interval struct {
+	Timeout time.Duration
+	Poll    time.Duration
+}
+
+// Interval returns "stage/key", or "default/key" when the stage has none.
+func (c *Config) Interval(stage, key string) (Interval, error) {
+	v, ok := c.Intervals[stage+"/"+key]
+	if !ok {
+		v, ok = c.Intervals["default/"+key]
+	}
+	if !ok {
+		return Interval{}, fmt.Errorf("no interval %s/%s nor default/%s in %s; add one under intervals:", stage, key, key, c.Source)
+	}
+	iv, err := parseInterval(v)
+	if err != nil {
+		return Interval{}, fmt.Errorf("interval %s/%s: %w", stage, key, err)
+	}
+	return iv, nil
+}
+
+// MustInterval is Interval for callers whose config was validated (validation
+// guarantees every key in IntervalKeys resolves); it panics otherwise.
+func (c *Config) MustInterval(stage, key string) Interval {
+	iv, err := c.Interval(stage, key)
+	if err != nil {
+		panic(err)
+	}
+	return iv
+}
+
+// GetIntervals has the shape of Cluster API's E2EConfig.GetIntervals, for
+// helpers of its test framework that take Eventually intervals.
+func (c *Config) GetIntervals(stage, key string) []interface{} {
+	iv, err := c.Interval(stage, key)
+	if err != nil {
+		return nil
+	}
+	return []interface{}{iv.Timeout, iv.Poll}
+}
+
+func parseInterval(v []string) (Interval, error) {
+	if len(v) == 0 || len(v) > 2 {
+		return Interval{}, fmt.Errorf("want [timeout] or [timeout, poll], got %d values", len(v))
+	}
+	t, err := time.ParseDuration(v[0])
+	if err != nil {
+		return Interval{}, fmt.Errorf("timeout %q is not a duration", v[0])
+	}
+	if t <= 0 {
+		return Interval{}, fmt.Errorf("timeout %q must be positive", v[0])
+	}
+	iv := Interval{Timeout: t, Poll: min(max(t/60, 250*time.Millisecond), 10*time.Second)}
+	if len(v) == 2 {
+		p, err := time.ParseDuration(v[1])
+		if err != nil {
+			return Interval{}, fmt.Errorf("poll %q is not a duration", v[1])
+		}
+		if p <= 0 || p > t {
+			return Interval{}, fmt.Errorf("poll %q must be positive and not longer than the timeout %q", v[1], v[0])
+		}
+		iv.Poll = p
+	}
+	return iv, nil
+}
+
+func (c *Config) validateIntervals(idx nodeIndex) Problems {
+	var probs Problems
+	known := map[string]bool{}
+	for _, keys := range IntervalKeys {
+		for _, k := range keys {
+			known[k] = true
+		}
+	}
+	scopes := append(append([]string{"default"}, stages.All...), "cleanup", "artifacts")
+	for _, name := range sortedKeys(c.Intervals) {
+		at := idx.at("intervals[" + name + "]")
+		scope, key, ok := strings.Cut(name, "/")
+		switch {
+		case !ok:
+			probs = append(probs, at.problem("intervals["+name+"]", "interval keys are written stage/key", "e.g. management/wait-nodes or default/wait-nodes"))
+			continue
+		case !slices.Contains(scopes, scope):
+			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown scope %q", scope), "use one of: "+strings.Join(scopes, ", ")))
+		case !known[key]:
+			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown interval key %q%s", key, suggestKey(key, known)), "known keys: "+strings.Join(sortedKeys(known), ", ")))
+		case scope != "default" && !slices.Contains(IntervalKeys[scope], key):
+			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("stage %s does not use %q", scope, key), fmt.Sprintf("%s uses: %s", scope, strings.Join(IntervalKeys[scope], ", "))))
+		}
+		if _, err := parseInterval(c.Intervals[name]); err != nil {
+			probs = append(probs, at.problem("intervals["+name+"]", err.Error(), `write Go durations, e.g. ["10m", "10s"]`))
+		}
+	}
+	var missing []string
+	for scope, keys := range IntervalKeys {
+		for _, k := range keys {
+			_, a := c.Intervals[scope+"/"+k]
+			_, b := c.Intervals["default/"+k]
+			if !a && !b {
+				missing = append(missing, scope+"/"+k)
+			}
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		probs = append(probs, idx.at("intervals").problem("intervals", "no interval for: "+strings.Join(missing, ", "),
+			"add default/<key> (or stage/<key>) entries; config/local.yaml lists them all"))
+	}
+	return probs
+}
+
+func suggestKey(key string, known map[string]bool) string {
+	best, bestD := "", 1<<30
+	for k := range known {
+		if d := distance(key, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if bestD <= 3 {
+		return fmt.Sprintf(" (did you mean %q?)", best)
+	}
+	return ""
+}

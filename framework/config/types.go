@@ -1,0 +1,173 @@
+// Package config loads and validates a harness profile (config/local.yaml,
+// config/vsphere.yaml). Its shape follows Cluster API's E2EConfig where that
+// fits (images with loadBehavior, variables overridable by the environment,
+// intervals keyed "stage/key" with a "default/key" fallback) and adds the
+// harness's own sections. Loading is strict: every problem in the file is
+// reported at once, with file, line, key and a fix, before any work starts.
+//
+// The package depends only on the standard library and a YAML parser, so the
+// validate command that runs it first starts in milliseconds.
+package config
+
+// Config is one profile after variables are expanded and overrides merged.
+type Config struct {
+	// Profile is "local" (vcsim + kind + CAPD) or "vsphere" (a real vCenter).
+	Profile string `yaml:"profile"`
+	// Timeout bounds the whole suite (ginkgo --timeout), e.g. "75m".
+	Timeout string `yaml:"timeout"`
+	// Variables are defaults for ${VAR} references and are passed to clusterctl;
+	// an environment variable of the same name wins (as in Cluster API's E2EConfig).
+	Variables map[string]string `yaml:"variables"`
+	// Intervals are [timeout, poll] pairs keyed "stage/key" with "default/key" as fallback.
+	Intervals map[string][]string `yaml:"intervals"`
+	// Images to load into the bootstrap cluster and the management cluster's nodes.
+	Images []Image `yaml:"images"`
+	// Clusterctl says where providers come from.
+	Clusterctl Clusterctl `yaml:"clusterctl"`
+	// VSphere is the vCenter the OVA stage (and, on the vsphere profile, CAPV) talk to.
+	VSphere VSphere `yaml:"vsphere"`
+	// OVA lists the node OVAs to import as templates.
+	OVA OVAStage `yaml:"ova"`
+	// Clusters names and sizes the clusters of a run.
+	Clusters Clusters `yaml:"clusters"`
+	// Addons are manifests applied to clusters the harness creates.
+	Addons Addons `yaml:"addons"`
+	// Placement points at the pod placement matrix.
+	Placement Placement `yaml:"placement"`
+	// Packages points at the expected PackageInstall lists.
+	Packages Packages `yaml:"packages"`
+	// Artifacts tunes collection.
+	Artifacts Artifacts `yaml:"artifacts"`
+
+	// Source is the profile file this config was loaded from (absolute).
+	Source string `yaml:"-"`
+	// Overrides are the override files merged over it, in order.
+	Overrides []string `yaml:"-"`
+}
+
+// Image is a container image to make available to the clusters.
+type Image struct {
+	Name string `yaml:"name"`
+	// LoadBehavior is mustLoad (a failed load fails the run) or tryLoad (a
+	// failed load is a warning, the node pulls). Defaults to mustLoad.
+	LoadBehavior string `yaml:"loadBehavior"`
+}
+
+// Clusterctl configures `clusterctl init`.
+type Clusterctl struct {
+	// ConfigPath is a clusterctl config file whose providers and cert-manager
+	// URL are used (the offline kit's file:// repository). Empty means
+	// clusterctl's built-in release URLs.
+	ConfigPath string `yaml:"configPath"`
+	// CoreProvider, BootstrapProviders, ControlPlaneProviders and
+	// InfrastructureProviders are clusterctl provider names, optionally name:version.
+	CoreProvider            string   `yaml:"coreProvider"`
+	BootstrapProviders      []string `yaml:"bootstrapProviders"`
+	ControlPlaneProviders   []string `yaml:"controlPlaneProviders"`
+	InfrastructureProviders []string `yaml:"infrastructureProviders"`
+}
+
+// VSphere is the vCenter target.
+type VSphere struct {
+	// Simulator starts govmomi's vcsim in-process and uses it as the vCenter;
+	// server and credentials are then ignored.
+	Simulator bool   `yaml:"simulator"`
+	Server    string `yaml:"server"`
+	Username  string `yaml:"username"`
+	// Password must be a ${VAR} reference or come from PasswordFile; a literal
+	// password in a config file is rejected.
+	Password     Secret `yaml:"password"`
+	PasswordFile string `yaml:"passwordFile"`
+	// TLSThumbprint pins the server certificate (SHA-1, colon separated); or set Insecure.
+	TLSThumbprint string `yaml:"tlsThumbprint"`
+	Insecure      bool   `yaml:"insecure"`
+	Datacenter    string `yaml:"datacenter"`
+	Folder        string `yaml:"folder"`
+	Datastore     string `yaml:"datastore"`
+	ResourcePool  string `yaml:"resourcePool"`
+	Network       string `yaml:"network"`
+}
+
+// OVAStage configures the ova stage.
+type OVAStage struct {
+	// Concurrency is how many OVAs import at once.
+	Concurrency int `yaml:"concurrency"`
+	// Replace re-imports a template whose sha256 differs instead of failing.
+	Replace bool `yaml:"replace"`
+	// Images are the OVAs to import.
+	Images []OVA `yaml:"images"`
+}
+
+// OVA is one node OVA.
+type OVA struct {
+	// Name of the template in vCenter.
+	Name string `yaml:"name"`
+	// Source is a local path or an http(s) URL. With Generate set, the OVA is
+	// written there first (test OVAs are generated, never committed).
+	Source string `yaml:"source"`
+	// Generate synthesizes a test OVA carrying Properties (local profile).
+	Generate *GenerateOVA `yaml:"generate"`
+	// Properties are the vApp properties the template must carry
+	// (VERSION, KUBERNETES_SEMVER, DISTRO_NAME, DISTRO_VERSION, DISTRO_ARCH).
+	Properties map[string]string `yaml:"properties"`
+}
+
+// GenerateOVA describes a synthesized test OVA.
+type GenerateOVA struct {
+	DiskMiB int `yaml:"diskMiB"`
+}
+
+// Clusters are the clusters of a run.
+type Clusters struct {
+	Bootstrap  BootstrapCluster `yaml:"bootstrap"`
+	Management WorkloadCluster  `yaml:"management"`
+	Workload   WorkloadCluster  `yaml:"workload"`
+}
+
+// BootstrapCluster is the kind cluster.
+type BootstrapCluster struct {
+	Name string `yaml:"name"`
+	// NodeImage is passed by tag (never a digest: a locally built image has none).
+	NodeImage string `yaml:"nodeImage"`
+}
+
+// WorkloadCluster is a Cluster API cluster (the management cluster is one too).
+type WorkloadCluster struct {
+	Name                     string `yaml:"name"`
+	Namespace                string `yaml:"namespace"`
+	Flavor                   string `yaml:"flavor"`
+	KubernetesVersion        string `yaml:"kubernetesVersion"`
+	ControlPlaneMachineCount int    `yaml:"controlPlaneMachineCount"`
+	WorkerMachineCount       int    `yaml:"workerMachineCount"`
+}
+
+// Addons are manifests (path or URL) applied to created clusters.
+type Addons struct {
+	// CNIManifest is applied to every Cluster API cluster once its API answers.
+	CNIManifest string `yaml:"cniManifest"`
+	// KappControllerManifest installs kapp-controller on management and workload clusters.
+	KappControllerManifest string `yaml:"kappControllerManifest"`
+}
+
+// Placement configures the placement stage.
+type Placement struct {
+	// Matrix is the placement matrix file (config/placement/*.yaml).
+	Matrix string `yaml:"matrix"`
+}
+
+// Packages configures the packages stage.
+type Packages struct {
+	// Expected is the expected PackageInstall list (config/packages/*.yaml).
+	Expected string `yaml:"expected"`
+	// InstallLocalSet installs the harness's small package set (local profile),
+	// so the reconcile check runs against a real kapp-controller.
+	InstallLocalSet bool `yaml:"installLocalSet"`
+}
+
+// Artifacts tunes collection.
+type Artifacts struct {
+	// MaxFileSize caps one collected file, e.g. "5Mi"; a cut file ends with a note.
+	MaxFileSize string `yaml:"maxFileSize"`
+	// ItemTimeout bounds one collection item (one pod's logs, one node's journal).
+	ItemTimeout string `yaml:"itemTimeout"`
+}

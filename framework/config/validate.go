@@ -1,0 +1,330 @@
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func (idx nodeIndex) at(key string) located { return idx[key] }
+
+func (l located) problem(key, msg, fix string) Problem {
+	p := Problem{File: l.file, Key: key, Message: msg, Fix: fix}
+	if l.node != nil {
+		p.Line = l.node.Line
+	}
+	return p
+}
+
+func (c *Config) defaults() {
+	for i := range c.Images {
+		if c.Images[i].LoadBehavior == "" {
+			c.Images[i].LoadBehavior = "mustLoad"
+		}
+	}
+	if c.OVA.Concurrency == 0 {
+		c.OVA.Concurrency = 4
+	}
+	for _, cl := range []*WorkloadCluster{&c.Clusters.Management, &c.Clusters.Workload} {
+		if cl.Namespace == "" {
+			cl.Namespace = "default"
+		}
+	}
+	if c.Artifacts.MaxFileSize == "" {
+		c.Artifacts.MaxFileSize = "10Mi"
+	}
+	if c.Artifacts.ItemTimeout == "" {
+		c.Artifacts.ItemTimeout = "30s"
+	}
+}
+
+// resolvePaths makes relative file paths absolute against the directory of the
+// file that set them, so a profile works from any working directory.
+func (c *Config) resolvePaths(idx nodeIndex) {
+	fix := func(key string, p *string) {
+		if *p == "" || isURL(*p) || filepath.IsAbs(*p) {
+			return
+		}
+		base := filepath.Dir(c.Source)
+		if loc, ok := idx[key]; ok && loc.file != "" {
+			base = filepath.Dir(loc.file)
+		}
+		abs, err := filepath.Abs(filepath.Join(base, strings.TrimPrefix(*p, "file://")))
+		if err == nil {
+			*p = abs
+		}
+	}
+	fix("clusterctl.configPath", &c.Clusterctl.ConfigPath)
+	fix("vsphere.passwordFile", &c.VSphere.PasswordFile)
+	fix("addons.cniManifest", &c.Addons.CNIManifest)
+	fix("addons.kappControllerManifest", &c.Addons.KappControllerManifest)
+	fix("placement.matrix", &c.Placement.Matrix)
+	fix("packages.expected", &c.Packages.Expected)
+	for i := range c.OVA.Images {
+		fix(fmt.Sprintf("ova.images[%d].source", i), &c.OVA.Images[i].Source)
+	}
+}
+
+func isURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+var (
+	dns1123    = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+	k8sVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+([-+][0-9A-Za-z.+-]+)?$`)
+	quantity   = regexp.MustCompile(`^(\d+)(Ki|Mi|Gi)?$`)
+)
+
+func (c *Config) validate(idx nodeIndex) Problems {
+	var probs Problems
+	add := func(key, msg, fix string) { probs = append(probs, idx.at(key).problem(key, msg, fix)) }
+	if idx.at("profile").node == nil {
+		// A missing key has no line; point at the file.
+		idx["profile"] = located{file: c.Source}
+	}
+
+	switch c.Profile {
+	case "local", "vsphere":
+	case "":
+		add("profile", "profile is required", "set profile: local or profile: vsphere")
+	default:
+		add("profile", fmt.Sprintf("unknown profile %q", c.Profile), "use local or vsphere")
+	}
+	if c.Timeout == "" {
+		add("timeout", "timeout is required (it bounds the whole suite)", `set e.g. timeout: 75m`)
+	} else if d, err := time.ParseDuration(c.Timeout); err != nil || d <= 0 {
+		add("timeout", fmt.Sprintf("%q is not a positive duration", c.Timeout), `write a Go duration, e.g. 75m`)
+	}
+	probs = append(probs, c.validateIntervals(idx)...)
+
+	for i, img := range c.Images {
+		key := fmt.Sprintf("images[%d]", i)
+		if img.Name == "" {
+			add(key+".name", "image name is empty", "give the full image reference, e.g. registry.k8s.io/cluster-api/cluster-api-controller:v1.14.0")
+		}
+		if img.LoadBehavior != "mustLoad" && img.LoadBehavior != "tryLoad" {
+			add(key+".loadBehavior", fmt.Sprintf("unknown loadBehavior %q", img.LoadBehavior), "use mustLoad or tryLoad")
+		}
+	}
+
+	probs = append(probs, c.validateClusterctl(add)...)
+	probs = append(probs, c.validateVSphere(add)...)
+	c.validateOVAs(add)
+	c.validateClusters(add)
+
+	c.checkFileOrURL(add, "addons.cniManifest", c.Addons.CNIManifest, c.Profile == "local", "CNI_MANIFEST")
+	c.checkFileOrURL(add, "addons.kappControllerManifest", c.Addons.KappControllerManifest, false, "KAPP_CONTROLLER_MANIFEST")
+	c.checkFileOrURL(add, "placement.matrix", c.Placement.Matrix, true, "")
+	c.checkFileOrURL(add, "packages.expected", c.Packages.Expected, true, "")
+	if c.Packages.InstallLocalSet && c.Addons.KappControllerManifest == "" {
+		add("packages.installLocalSet", "installing the local package set needs kapp-controller", "set addons.kappControllerManifest")
+	}
+
+	if !quantity.MatchString(c.Artifacts.MaxFileSize) {
+		add("artifacts.maxFileSize", fmt.Sprintf("%q is not a size", c.Artifacts.MaxFileSize), "write bytes or a number with Ki, Mi or Gi, e.g. 10Mi")
+	}
+	if d, err := time.ParseDuration(c.Artifacts.ItemTimeout); err != nil || d <= 0 {
+		add("artifacts.itemTimeout", fmt.Sprintf("%q is not a positive duration", c.Artifacts.ItemTimeout), "write a Go duration, e.g. 30s")
+	}
+	return probs
+}
+
+func (c *Config) validateClusterctl(add func(key, msg, fix string)) Problems {
+	cc := c.Clusterctl
+	if cc.ConfigPath != "" {
+		c.checkFileOrURL(add, "clusterctl.configPath", cc.ConfigPath, true, "CLUSTERCTL_CONFIG")
+	}
+	if cc.CoreProvider == "" {
+		add("clusterctl.coreProvider", "coreProvider is required", "set coreProvider: cluster-api")
+	}
+	if len(cc.InfrastructureProviders) == 0 {
+		add("clusterctl.infrastructureProviders", "at least one infrastructure provider is required", "e.g. [docker] for the local profile, [vsphere] for vSphere")
+	}
+	return nil
+}
+
+func (c *Config) validateVSphere(add func(key, msg, fix string)) Problems {
+	v := &c.VSphere
+	if v.PasswordFile != "" {
+		b, err := os.ReadFile(v.PasswordFile)
+		switch {
+		case err != nil:
+			add("vsphere.passwordFile", fmt.Sprintf("cannot read the password file: %v", unwrapPathErr(err)), "point it at a readable file holding only the password")
+		case strings.TrimSpace(string(b)) == "":
+			add("vsphere.passwordFile", "the password file is empty", "write the password into it")
+		default:
+			if v.Password != "" {
+				add("vsphere.passwordFile", "both password and passwordFile are set", "keep one of them")
+			}
+			v.Password = Secret(strings.TrimRight(string(b), "\r\n"))
+		}
+	}
+	if v.Simulator {
+		return nil
+	}
+	required := []struct{ key, val, env string }{
+		{"vsphere.server", v.Server, "VSPHERE_SERVER"},
+		{"vsphere.username", v.Username, "VSPHERE_USERNAME"},
+		{"vsphere.datacenter", v.Datacenter, "VSPHERE_DATACENTER"},
+		{"vsphere.folder", v.Folder, "VSPHERE_FOLDER"},
+		{"vsphere.datastore", v.Datastore, "VSPHERE_DATASTORE"},
+		{"vsphere.resourcePool", v.ResourcePool, "VSPHERE_RESOURCE_POOL"},
+		{"vsphere.network", v.Network, "VSPHERE_NETWORK"},
+	}
+	for _, r := range required {
+		if r.val == "" {
+			add(r.key, "required when vsphere.simulator is false", fmt.Sprintf("export %s or set %s", r.env, r.key))
+		}
+	}
+	if v.Password == "" {
+		add("vsphere.password", "no vCenter password", "export VSPHERE_PASSWORD, or set vsphere.passwordFile")
+	}
+	if v.Server != "" && strings.Contains(v.Server, "/") && !strings.HasPrefix(v.Server, "https://") {
+		add("vsphere.server", fmt.Sprintf("%q is neither a host name nor an https URL", v.Server), "write vcenter.example.com or https://vcenter.example.com/sdk")
+	}
+	if v.TLSThumbprint == "" && !v.Insecure {
+		add("vsphere.tlsThumbprint", "no way to trust the vCenter certificate", "export VSPHERE_TLS_THUMBPRINT (govc about.cert -thumbprint) or VSPHERE_INSECURE=true")
+	}
+	return nil
+}
+
+func (c *Config) validateOVAs(add func(key, msg, fix string)) {
+	if c.OVA.Concurrency < 1 {
+		add("ova.concurrency", "must be at least 1", "set ova.concurrency: 4")
+	}
+	seen := map[string]bool{}
+	for i, o := range c.OVA.Images {
+		key := fmt.Sprintf("ova.images[%d]", i)
+		if o.Name == "" {
+			add(key+".name", "template name is empty", "set name: to the template name, e.g. ubuntu-2204-kube-v1.33.1")
+		} else if seen[o.Name] {
+			add(key+".name", fmt.Sprintf("template %q is listed twice", o.Name), "remove the duplicate")
+		}
+		seen[o.Name] = true
+		switch {
+		case o.Source == "":
+			add(key+".source", "source is empty", "give a local path or an http(s) URL of the OVA")
+		case o.Generate != nil:
+			if o.Generate.DiskMiB < 1 {
+				add(key+".generate.diskMiB", "must be at least 1", "set diskMiB: 1")
+			}
+		case isURL(o.Source):
+		default:
+			c.checkReadable(add, key+".source", o.Source, "the OVA")
+		}
+	}
+}
+
+func (c *Config) checkReadable(add func(key, msg, fix string), key, path, what string) {
+	f, err := os.Open(path)
+	if err != nil {
+		add(key, fmt.Sprintf("cannot read %s %s: %v", what, path, unwrapPathErr(err)), "check the path (relative paths are relative to the config file)")
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		add(key, fmt.Sprintf("cannot stat %s: %v", path, err), "")
+	case st.IsDir():
+		add(key, fmt.Sprintf("%s is a directory, not a file", path), "point it at the file")
+	case st.Size() == 0:
+		add(key, fmt.Sprintf("%s is empty", path), "point it at a complete file")
+	}
+}
+
+func (c *Config) checkFileOrURL(add func(key, msg, fix string), key, val string, required bool, env string) {
+	if val == "" {
+		if required {
+			fix := "set " + key
+			if env != "" {
+				fix += fmt.Sprintf(" (the local profile reads it from %s: run `. /var/cache/testbed/out/env.sh` after the testbed kit, see README)", env)
+			}
+			add(key, "is required", fix)
+		}
+		return
+	}
+	if isURL(val) {
+		return
+	}
+	c.checkReadable(add, key, val, "file")
+}
+
+func (c *Config) validateClusters(add func(key, msg, fix string)) {
+	b := c.Clusters.Bootstrap
+	if !dns1123.MatchString(b.Name) || len(b.Name) > 40 {
+		add("clusters.bootstrap.name", fmt.Sprintf("%q is not a valid kind cluster name", b.Name), "use lower-case letters, digits and '-', at most 40 characters")
+	}
+	if b.NodeImage == "" {
+		add("clusters.bootstrap.nodeImage", "nodeImage is required", "e.g. kindest/node:v1.33.1 (by tag; the kit exports KIND_NODE_IMAGE)")
+	}
+	names := map[string]string{}
+	for _, role := range []string{"management", "workload"} {
+		cl := c.Clusters.Management
+		if role == "workload" {
+			cl = c.Clusters.Workload
+		}
+		key := "clusters." + role
+		if !dns1123.MatchString(cl.Name) || len(cl.Name) > 40 {
+			add(key+".name", fmt.Sprintf("%q is not a valid cluster name", cl.Name), "use lower-case letters, digits and '-', at most 40 characters")
+		} else if other, dup := names[cl.Name]; dup {
+			add(key+".name", fmt.Sprintf("%q is also the %s cluster's name", cl.Name, other), "give each cluster its own name")
+		}
+		names[cl.Name] = role
+		if !dns1123.MatchString(cl.Namespace) {
+			add(key+".namespace", fmt.Sprintf("%q is not a valid namespace", cl.Namespace), "use lower-case letters, digits and '-'")
+		}
+		if !k8sVersion.MatchString(cl.KubernetesVersion) {
+			add(key+".kubernetesVersion", fmt.Sprintf("%q is not a Kubernetes version", cl.KubernetesVersion), "write it like v1.33.1")
+		}
+		if cl.ControlPlaneMachineCount < 1 {
+			add(key+".controlPlaneMachineCount", "must be at least 1", "set controlPlaneMachineCount: 1")
+		}
+		if cl.WorkerMachineCount < 0 {
+			add(key+".workerMachineCount", "must not be negative", "set workerMachineCount: 1")
+		}
+		if cl.Flavor != "" && !dns1123.MatchString(cl.Flavor) {
+			add(key+".flavor", fmt.Sprintf("%q is not a flavor name", cl.Flavor), "e.g. development")
+		}
+	}
+	if b.Name != "" && slices.Contains([]string{c.Clusters.Management.Name, c.Clusters.Workload.Name}, b.Name) {
+		add("clusters.bootstrap.name", fmt.Sprintf("%q is also a Cluster API cluster's name", b.Name), "give the kind cluster its own name (CAPD names its containers after the cluster)")
+	}
+}
+
+// ByteSize parses artifacts.maxFileSize.
+func (a Artifacts) ByteSize() int64 {
+	m := quantity.FindStringSubmatch(a.MaxFileSize)
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.ParseInt(m[1], 10, 64)
+	switch m[2] {
+	case "Ki":
+		n <<= 10
+	case "Mi":
+		n <<= 20
+	case "Gi":
+		n <<= 30
+	}
+	return n
+}
+
+// ItemTimeoutDuration parses artifacts.itemTimeout.
+func (a Artifacts) ItemTimeoutDuration() time.Duration {
+	d, _ := time.ParseDuration(a.ItemTimeout)
+	return d
+}
+
+// SuiteTimeout parses timeout.
+func (c *Config) SuiteTimeout() time.Duration {
+	d, _ := time.ParseDuration(c.Timeout)
+	return d
+}

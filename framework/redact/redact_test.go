@@ -1,0 +1,62 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/base64"
+	"strings"
+	"testing"
+)
+
+func TestValuesAndBase64FormsAreMasked(t *testing.T) {
+	r := New("s3cr3t-P@ss")
+	in := "login with s3cr3t-P@ss then " + base64.StdEncoding.EncodeToString([]byte("s3cr3t-P@ss"))
+	out := r.String(in)
+	if strings.Contains(out, "s3cr3t") || strings.Contains(out, base64.StdEncoding.EncodeToString([]byte("s3cr3t-P@ss"))) {
+		t.Fatalf("secret survived: %q", out)
+	}
+	if strings.Count(out, Mask) != 2 {
+		t.Fatalf("want 2 masks in %q", out)
+	}
+}
+
+func TestShapes(t *testing.T) {
+	r := New()
+	cases := map[string]string{
+		"kubeconfig key":  "    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVk=\n",
+		"kubeconfig cert": "    client-certificate-data: LS0tLS1CRUdJTiBDRVJU\n",
+		"token":           "    token: abcdef.0123456789abcdef\n",
+		"json password":   `{"password":"hunter22"}`,
+		"pem":             "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+		"bearer":          "Authorization: Bearer eyJhbGciOi.payload.sig",
+		"url":             "https://administrator:hunter22@vcenter.local/sdk",
+	}
+	secrets := []string{"LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVk=", "LS0tLS1CRUdJTiBDRVJU", "abcdef.0123456789abcdef", "hunter22", "MIIEpAIBAAKCAQEA", "eyJhbGciOi"}
+	for name, in := range cases {
+		out := r.String(in)
+		for _, s := range secrets {
+			if strings.Contains(out, s) {
+				t.Errorf("%s: %q survived in %q", name, s, out)
+			}
+		}
+		if !strings.Contains(out, Mask) {
+			t.Errorf("%s: no mask in %q", name, out)
+		}
+	}
+}
+
+func TestWriterMasksSecretSplitAcrossWrites(t *testing.T) {
+	var out bytes.Buffer
+	w := New("topsecretvalue").Writer(&out)
+	w.Write([]byte("a topsec"))
+	w.Write([]byte("retvalue b\nnext"))
+	w.Flush()
+	if strings.Contains(out.String(), "topsecretvalue") || out.String() != "a "+Mask+" b\nnext" {
+		t.Fatalf("got %q", out.String())
+	}
+}
+
+func TestShortValuesIgnored(t *testing.T) {
+	if got := New("ab").String("abc ab"); got != "abc ab" {
+		t.Fatalf("short value masked: %q", got)
+	}
+}

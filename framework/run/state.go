@@ -1,0 +1,254 @@
+// Package run holds the state of one harness run: which stages ran and how
+// they ended, and every resource the run created. It is written to
+// <artifacts>/state.json after every change, so an interrupted or kept run
+// leaves a file that says what exists and how to delete it, and a later run
+// with RESUME=1 can re-attach to it.
+package run
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+)
+
+// StateFile is the name of the state file inside a run's artifacts folder.
+const StateFile = "state.json"
+
+// Stage statuses.
+const (
+	StatusRunning = "running"
+	StatusPassed  = "passed"
+	StatusFailed  = "failed"
+	StatusSkipped = "skipped"
+	// StatusReused marks a stage that passed in an earlier run and was re-attached with RESUME=1.
+	StatusReused = "reused"
+)
+
+// StageRecord is what the state file says about one stage.
+type StageRecord struct {
+	Status   string        `json:"status"`
+	Started  time.Time     `json:"started"`
+	Duration time.Duration `json:"durationNs"`
+	Seconds  float64       `json:"seconds"`
+	Message  string        `json:"message,omitempty"`
+}
+
+// Resource is one thing the run created outside its own process.
+type Resource struct {
+	// Kind: kind-cluster, capi-cluster, vsphere-template, docker-container, ...
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// Namespace for namespaced objects.
+	Namespace string `json:"namespace,omitempty"`
+	// Role of a cluster: bootstrap, management, workload.
+	Role string `json:"role,omitempty"`
+	// Kubeconfig of a cluster, a path inside the artifacts folder.
+	Kubeconfig string `json:"kubeconfig,omitempty"`
+	// CreatedBy is the stage that created it.
+	CreatedBy string `json:"createdBy,omitempty"`
+	// State: creating, ready, deleted, moved.
+	State string `json:"state"`
+	// DeleteHint is the command a person runs to delete it by hand.
+	DeleteHint string `json:"deleteHint,omitempty"`
+	// Attributes hold kind-specific facts (template sha256, provider, ...).
+	Attributes map[string]string `json:"attributes,omitempty"`
+}
+
+// Key identifies a resource.
+func (r Resource) Key() string { return r.Kind + "/" + r.Namespace + "/" + r.Name }
+
+// State is the persisted state of a run. Use its methods; they save after every change.
+type State struct {
+	mu   sync.Mutex
+	path string
+
+	RunID      string                  `json:"runID"`
+	Profile    string                  `json:"profile"`
+	ConfigFile string                  `json:"configFile"`
+	Started    time.Time               `json:"started"`
+	Updated    time.Time               `json:"updated"`
+	Stages     map[string]*StageRecord `json:"stages"`
+	Resources  []Resource              `json:"resources"`
+	// Cleanup says what happened to the resources at the end: "done", "skipped (SKIP_CLEANUP=1)", "failed: ...".
+	Cleanup string `json:"cleanup,omitempty"`
+}
+
+// New creates the state of a fresh run in dir and writes it.
+func New(dir, runID, profile, configFile string) (*State, error) {
+	s := &State{path: filepath.Join(dir, StateFile), RunID: runID, Profile: profile, ConfigFile: configFile,
+		Started: time.Now().UTC(), Stages: map[string]*StageRecord{}}
+	return s, s.save()
+}
+
+// Load reads the state file of a kept run from dir.
+func Load(dir string) (*State, error) {
+	p := filepath.Join(dir, StateFile)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, fmt.Errorf("cannot resume: %w (RESUME=1 needs ARTIFACTS=<folder of a kept run> holding %s)", err, StateFile)
+	}
+	s := &State{}
+	if err := json.Unmarshal(b, s); err != nil {
+		return nil, fmt.Errorf("cannot resume: %s is not a valid state file: %w", p, err)
+	}
+	s.path = p
+	if s.Stages == nil {
+		s.Stages = map[string]*StageRecord{}
+	}
+	return s, nil
+}
+
+// Path of the state file.
+func (s *State) Path() string { return s.path }
+
+// Dir is the run's artifacts folder.
+func (s *State) Dir() string { return filepath.Dir(s.path) }
+
+// StartStage records that a stage began.
+func (s *State) StartStage(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Stages[name] = &StageRecord{Status: StatusRunning, Started: time.Now().UTC()}
+	return s.saveLocked()
+}
+
+// EndStage records how a stage ended.
+func (s *State) EndStage(name, status, message string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.Stages[name]
+	if !ok {
+		rec = &StageRecord{Started: time.Now().UTC()}
+		s.Stages[name] = rec
+	}
+	rec.Status = status
+	rec.Message = message
+	rec.Duration = time.Since(rec.Started)
+	rec.Seconds = rec.Duration.Round(time.Millisecond).Seconds()
+	return s.saveLocked()
+}
+
+// Stage returns a copy of a stage's record.
+func (s *State) Stage(name string) (StageRecord, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.Stages[name]
+	if !ok {
+		return StageRecord{}, false
+	}
+	return *rec, true
+}
+
+// Passed reports whether a stage passed in this run or an earlier one it resumes.
+func (s *State) Passed(name string) bool {
+	rec, ok := s.Stage(name)
+	return ok && (rec.Status == StatusPassed || rec.Status == StatusReused)
+}
+
+// PutResource adds or replaces (by Key) a resource and saves.
+func (s *State) PutResource(r Resource) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.Resources {
+		if s.Resources[i].Key() == r.Key() {
+			s.Resources[i] = r
+			return s.saveLocked()
+		}
+	}
+	s.Resources = append(s.Resources, r)
+	return s.saveLocked()
+}
+
+// SetResourceState changes the State of a resource by Key.
+func (s *State) SetResourceState(key, state string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.Resources {
+		if s.Resources[i].Key() == key {
+			s.Resources[i].State = state
+			return s.saveLocked()
+		}
+	}
+	return fmt.Errorf("state: no resource %s", key)
+}
+
+// Resource finds a resource by kind and role (for clusters) or name.
+func (s *State) Resource(kind, roleOrName string) (Resource, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.Resources {
+		if r.Kind == kind && (r.Role == roleOrName || r.Name == roleOrName) {
+			return r, true
+		}
+	}
+	return Resource{}, false
+}
+
+// Live returns the resources not yet deleted, newest first (the order to delete them in).
+func (s *State) Live() []Resource {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Resource
+	for i := len(s.Resources) - 1; i >= 0; i-- {
+		if r := s.Resources[i]; r.State != "deleted" && r.State != "moved" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// SetCleanup records the outcome of cleanup.
+func (s *State) SetCleanup(msg string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Cleanup = msg
+	return s.saveLocked()
+}
+
+// Timings returns each stage's duration in seconds, in start order.
+func (s *State) Timings() []StageTiming {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]StageTiming, 0, len(s.Stages))
+	for name, rec := range s.Stages {
+		out = append(out, StageTiming{Stage: name, Status: rec.Status, Started: rec.Started, Seconds: rec.Seconds})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Started.Before(out[j].Started) })
+	return out
+}
+
+// StageTiming is one row of timings.json.
+type StageTiming struct {
+	Stage   string    `json:"stage"`
+	Status  string    `json:"status"`
+	Started time.Time `json:"started"`
+	Seconds float64   `json:"seconds"`
+}
+
+func (s *State) save() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.saveLocked()
+}
+
+// saveLocked writes atomically (temp file + rename), so a run killed mid-write
+// never leaves a truncated state file behind.
+func (s *State) saveLocked() error {
+	s.Updated = time.Now().UTC()
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+		return err
+	}
+	tmp := s.path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, s.path)
+}

@@ -1,0 +1,54 @@
+package run
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestStateRoundTripAndResume(t *testing.T) {
+	dir := t.TempDir()
+	s, err := New(dir, "r1", "local", "config/local.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.StartStage("bootstrap"))
+	must(t, s.PutResource(Resource{Kind: "kind-cluster", Name: "tkg-kind", Role: "bootstrap", State: "creating", CreatedBy: "bootstrap"}))
+	must(t, s.EndStage("bootstrap", StatusPassed, ""))
+	must(t, s.SetResourceState("kind-cluster//tkg-kind", "ready"))
+	must(t, s.PutResource(Resource{Kind: "capi-cluster", Name: "mgmt", Namespace: "default", Role: "management", State: "creating"}))
+
+	back, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !back.Passed("bootstrap") || back.Passed("management") {
+		t.Fatalf("stages wrong: %+v", back.Stages)
+	}
+	r, ok := back.Resource("kind-cluster", "bootstrap")
+	if !ok || r.State != "ready" {
+		t.Fatalf("resource lost: %+v", back.Resources)
+	}
+	live := back.Live()
+	if len(live) != 2 || live[0].Name != "mgmt" {
+		t.Fatalf("Live() should list newest first: %+v", live)
+	}
+	if _, err := os.Stat(filepath.Join(dir, StateFile+".tmp")); !os.IsNotExist(err) {
+		t.Fatalf("temp file left behind")
+	}
+}
+
+func TestLoadMissingSaysHowToFix(t *testing.T) {
+	_, err := Load(t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "ARTIFACTS=") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Prepare Docker and the offline images with the testbed kit, then print the
+# environment file to source. On a machine with registry access none of this
+# is needed: `make e2e` pulls the normal images.
+#
+#   TESTBED_KIT   the kit folder (default: ../shared/testbed beside the repo)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+kit=${TESTBED_KIT:-$root/../shared/testbed}
+sudo=""
+[ "$(id -u)" = 0 ] || sudo=sudo
+
+if [ ! -x "$kit/up.sh" ]; then
+  echo "testbed: no kit at $kit (set TESTBED_KIT); cannot prepare Docker offline" >&2
+  exit 1
+fi
+start=$(date +%s)
+echo "testbed: up.sh (docker engine, runtime shim, iptables rule)"
+if ! $sudo "$kit/up.sh"; then
+  echo "testbed: FAILED to start Docker with $kit/up.sh; the e2e suite cannot run on this machine." >&2
+  echo "testbed: see /var/log/testbed-dockerd.log and the kit README's Troubleshooting section." >&2
+  exit 1
+fi
+echo "testbed: build.sh (images and manifests; cold ~17 min, warm ~2 s)"
+if ! $sudo "$kit/build.sh"; then
+  echo "testbed: FAILED to build the offline images; see \${TESTBED_CACHE:-/var/cache/testbed}/logs" >&2
+  exit 1
+fi
+if ! docker info >/dev/null 2>&1; then
+  echo "testbed: docker does not answer after up.sh; the e2e suite cannot run." >&2
+  exit 1
+fi
+echo "testbed: ready in $(( $(date +%s) - start ))s; now run: . ${TESTBED_OUT:-/var/cache/testbed/out}/env.sh"
