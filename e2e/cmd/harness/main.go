@@ -115,4 +115,3 @@ func plan(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "stages: %s\n", strings.Join(closure, " -> "))
 	return 0
 }
-
