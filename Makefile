@@ -120,3 +120,16 @@ testbed: ## Prepare Docker and the offline images with ../shared/testbed (root)
 .PHONY: clean
 clean: ## Remove bin/ (artifacts/ is kept)
 	rm -rf $(BIN)
+
+MANAGEMENT_KUBECONFIG       ?=##               make verify: kubeconfig of a management cluster
+WORKLOAD_KUBECONFIG         ?=##               make verify: kubeconfig of a workload cluster
+WINDOWS_WORKLOAD_KUBECONFIG ?=##               make verify: kubeconfig of a Windows workload cluster
+
+.PHONY: verify
+verify: $(GINKGO) ## Run placement and packages against existing clusters (MANAGEMENT_KUBECONFIG, WORKLOAD_KUBECONFIG, ...)
+	$(GINKGO) -v --no-color --fail-on-empty --junit-report=junit.ginkgo.xml --output-dir=$(ARTIFACTS) \
+	  $(if $(LABELS),--label-filter='$(LABELS)') $(FOCUS_ARG) ./e2e/verify -- \
+	  -e2e.config=$(abspath $(CONFIG)) -e2e.artifacts-folder=$(ARTIFACTS) \
+	  $(if $(MANAGEMENT_KUBECONFIG),-e2e.management-kubeconfig=$(abspath $(MANAGEMENT_KUBECONFIG))) \
+	  $(if $(WORKLOAD_KUBECONFIG),-e2e.workload-kubeconfig=$(abspath $(WORKLOAD_KUBECONFIG))) \
+	  $(if $(WINDOWS_WORKLOAD_KUBECONFIG),-e2e.windows-workload-kubeconfig=$(abspath $(WINDOWS_WORKLOAD_KUBECONFIG)))

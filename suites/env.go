@@ -5,6 +5,8 @@
 package suites
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -29,10 +31,14 @@ type Env struct {
 	Resume bool
 	// SkipCleanup keeps what the run created (SKIP_CLEANUP=1).
 	SkipCleanup bool
+	// External means the clusters were built by something else (make verify):
+	// stages do not require the lifecycle stages to have passed, and nothing is cleaned up.
+	External bool
 
 	mu       sync.Mutex
 	clusters map[string]*Cluster
 	values   map[string]any
+	closers  []closer
 }
 
 // Cluster is a cluster of the run, by role: bootstrap, management, workload.
@@ -50,6 +56,8 @@ const (
 	RoleBootstrap  = "bootstrap"
 	RoleManagement = "management"
 	RoleWorkload   = "workload"
+	// RoleWindowsWorkload is only checked by make verify, given a kubeconfig.
+	RoleWindowsWorkload = "windows-workload"
 )
 
 // SetCluster records a cluster the run can use.
@@ -81,7 +89,7 @@ func (e *Env) Clusters() []*Cluster {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []*Cluster
-	for _, role := range []string{RoleBootstrap, RoleManagement, RoleWorkload} {
+	for _, role := range []string{RoleBootstrap, RoleManagement, RoleWorkload, RoleWindowsWorkload} {
 		if c, ok := e.clusters[role]; ok {
 			out = append(out, c)
 		}
@@ -133,4 +141,33 @@ func (e *Env) Validate() error {
 		return fmt.Errorf("Env.Out is nil")
 	}
 	return nil
+}
+
+// closer is something to release when the suite ends (vcsim, sessions).
+type closer struct {
+	name string
+	fn   func(context.Context) error
+}
+
+// AddCloser registers fn to run at the end of the suite, after artifacts are
+// collected, newest first.
+func (e *Env) AddCloser(name string, fn func(context.Context) error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.closers = append(e.closers, closer{name, fn})
+}
+
+// Close runs the closers, newest first, and returns their errors joined.
+func (e *Env) Close(ctx context.Context) error {
+	e.mu.Lock()
+	cs := e.closers
+	e.closers = nil
+	e.mu.Unlock()
+	var errs []error
+	for i := len(cs) - 1; i >= 0; i-- {
+		if err := cs[i].fn(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("closing %s: %w", cs[i].name, err))
+		}
+	}
+	return errors.Join(errs...)
 }

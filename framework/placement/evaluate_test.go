@@ -1,0 +1,260 @@
+package placement
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+const evalMatrix = `
+name: eval
+roles: [management, workload]
+defaults:
+  readiness: {maxRestarts: 3}
+components:
+- name: kube-apiserver
+  namespace: kube-system
+  match: {staticPod: kube-apiserver}
+  roles: {management: controlPlaneOnly, workload: controlPlaneOnly}
+- name: kube-proxy
+  namespace: kube-system
+  match: {daemonSet: kube-proxy}
+  roles: {management: must, workload: must}
+- name: kapp-controller
+  namespaces: [kapp-controller, tkg-system]
+  match: {deployment: kapp-controller}
+  roles: {management: must, workload: must}
+- name: capi-controller-manager
+  namespace: capi-system
+  match: {deployment: capi-controller-manager}
+  roles: {management: must, workload: mustNot}
+- name: cert-manager
+  namespace: cert-manager
+  match: {deployment: cert-manager}
+  roles: {management: must, workload: mustNot}
+- name: metrics-server
+  namespace: kube-system
+  match: {deployment: metrics-server}
+  roles: {management: optional, workload: optional}
+- name: register-placeholder
+  namespace: vmware-system-antrea
+  match: {namePrefix: register-placeholder}
+  roles: {management: optional, workload: optional}
+`
+
+func mustParse(t *testing.T, y string) *Matrix {
+	t.Helper()
+	m, err := Parse([]byte(y), "eval.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func healthyWorkload() Snapshot {
+	return Snapshot{
+		Nodes: []corev1.Node{node("cp-0", true), node("md-0", false)},
+		Pods: []corev1.Pod{
+			staticPod("kube-apiserver", "cp-0"),
+			dsPod("kube-system", "kube-proxy", "abcde", "cp-0"),
+			dsPod("kube-system", "kube-proxy", "fghij", "md-0"),
+			deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "md-0"),
+		},
+	}
+}
+
+func result(t *testing.T, r *Report, component string) Result {
+	t.Helper()
+	for _, res := range r.Results {
+		if res.Component == component {
+			return res
+		}
+	}
+	t.Fatalf("no result for %s", component)
+	return Result{}
+}
+
+func TestEvaluateHealthy(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	r, err := Evaluate(m, RoleWorkload, "wl", healthyWorkload())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Failed() {
+		t.Fatalf("healthy workload failed: %s\n%s", r.Summary(), Markdown(m, r))
+	}
+	want := map[string]Verdict{
+		"kube-apiserver": VerdictOK, "kube-proxy": VerdictOK, "kapp-controller": VerdictOK,
+		"capi-controller-manager": VerdictAbsent, "cert-manager": VerdictAbsent,
+		"metrics-server": VerdictAbsent, "register-placeholder": VerdictAbsent,
+	}
+	for c, v := range want {
+		if got := result(t, r, c).Verdict; got != v {
+			t.Errorf("%s: verdict %q, want %q", c, got, v)
+		}
+	}
+	if r.Pods != 4 || r.Nodes != 2 {
+		t.Errorf("counted %d pods on %d nodes, want 4 on 2", r.Pods, r.Nodes)
+	}
+}
+
+func TestEvaluateManagementOnlyOnWorkloadIsUnexpected(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	snap := healthyWorkload()
+	snap.Pods = append(snap.Pods, deployPod("capi-system", "capi-controller-manager", "8778fdfcb", "srm6n", "md-0"))
+	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	res := result(t, r, "capi-controller-manager")
+	if res.Verdict != VerdictUnexpected || !r.Failed() {
+		t.Fatalf("verdict %q, want unexpected", res.Verdict)
+	}
+	if len(res.Pods) != 1 || !strings.Contains(res.Pods[0].Problems[0], "node md-0 (worker)") {
+		t.Errorf("the report must name the node the pod runs on: %+v", res.Pods)
+	}
+	// The same pod is fine on a management cluster.
+	r, _ = Evaluate(m, RoleManagement, "mgmt", snap)
+	if v := result(t, r, "capi-controller-manager").Verdict; v != VerdictOK {
+		t.Errorf("on management: %q, want ok", v)
+	}
+}
+
+func TestEvaluateMissing(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	r, _ := Evaluate(m, RoleManagement, "mgmt", healthyWorkload())
+	res := result(t, r, "capi-controller-manager")
+	if res.Verdict != VerdictMissing {
+		t.Fatalf("verdict %q, want missing", res.Verdict)
+	}
+	if !strings.Contains(res.Detail, "capi-system") || !strings.Contains(res.Detail, "Deployment capi-controller-manager") {
+		t.Errorf("detail should say where it was looked for: %q", res.Detail)
+	}
+}
+
+func TestEvaluateCrashLoopIsNotReady(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	snap := healthyWorkload()
+	snap.Pods[3] = deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "md-0", crashLooping(2))
+	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	res := result(t, r, "kapp-controller")
+	if res.Verdict != VerdictNotReady {
+		t.Fatalf("verdict %q, want not ready", res.Verdict)
+	}
+	p := res.Pods[0]
+	if p.Ready || p.Restarts != 2 || !strings.Contains(p.Reason, "CrashLoopBackOff") || !strings.Contains(p.Reason, "Error, code 1") {
+		t.Errorf("pod state lacks the crashloop facts: %+v", p)
+	}
+	if strings.Join(p.Problems, ";") != "not Ready" || p.Phase != "Running" {
+		t.Errorf("problems: %v", p.Problems)
+	}
+}
+
+func TestEvaluateRestartBudget(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	snap := healthyWorkload()
+	snap.Pods[1] = dsPod("kube-system", "kube-proxy", "abcde", "cp-0", restarted(4))
+	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	res := result(t, r, "kube-proxy")
+	if res.Verdict != VerdictNotReady || !strings.Contains(res.Pods[0].Problems[0], "4 restarts, budget 3") {
+		t.Fatalf("want restart budget violation, got %q %+v", res.Verdict, res.Pods)
+	}
+	if res.Detail != "1/2 pod(s) failing readiness" {
+		t.Errorf("detail %q", res.Detail)
+	}
+}
+
+func TestEvaluateControlPlaneOnly(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	snap := healthyWorkload()
+	snap.Pods = append(snap.Pods, staticPod("kube-apiserver", "md-0"))
+	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	res := result(t, r, "kube-apiserver")
+	if res.Verdict != VerdictUnexpected || !strings.Contains(res.Detail, "1/2 pod(s) off the control plane") {
+		t.Fatalf("got %q %q", res.Verdict, res.Detail)
+	}
+}
+
+func TestEvaluateOptionalPresentMustBeHealthy(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	snap := healthyWorkload()
+	snap.Pods = append(snap.Pods, deployPod("kube-system", "metrics-server", "6ff66f4589", "v2lrl", "md-0", crashLooping(1)),
+		basePod("vmware-system-antrea", "register-placeholder-x1", "md-0"))
+	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	if v := result(t, r, "metrics-server").Verdict; v != VerdictNotReady {
+		t.Errorf("optional but crashlooping: %q, want not ready", v)
+	}
+	if v := result(t, r, "register-placeholder").Verdict; v != VerdictOK {
+		t.Errorf("optional, present by name prefix: %q, want ok", v)
+	}
+}
+
+// Owner matching must not confuse cert-manager with cert-manager-cainjector,
+// which a name prefix would.
+func TestMatchDeploymentIsExact(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	snap := healthyWorkload()
+	snap.Pods = append(snap.Pods, deployPod("cert-manager", "cert-manager-cainjector", "6cc99f4f85", "tqfc9", "md-0"))
+	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	if v := result(t, r, "cert-manager").Verdict; v != VerdictAbsent {
+		t.Errorf("cert-manager-cainjector counted as cert-manager: %q", v)
+	}
+	if len(r.Unmatched) != 1 || r.Unmatched[0].Name != "cert-manager-cainjector-6cc99f4f85-tqfc9" {
+		t.Errorf("the cainjector pod is in a matrix namespace and matches no row, want it listed: %+v", r.Unmatched)
+	}
+}
+
+func TestMatchStaticPodNeedsMirrorAnnotation(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	snap := healthyWorkload()
+	snap.Pods[0] = basePod("kube-system", "kube-apiserver-cp-0", "cp-0") // same name, not a mirror pod
+	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	if v := result(t, r, "kube-apiserver").Verdict; v != VerdictMissing {
+		t.Errorf("a plain pod named like a static pod matched: %q", v)
+	}
+}
+
+func TestEvaluateIgnoresTerminatingAndCompletedPods(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	snap := healthyWorkload()
+	done := deployPod("capi-system", "capi-controller-manager", "1", "a", "md-0")
+	done.Status.Phase = corev1.PodSucceeded
+	snap.Pods = append(snap.Pods,
+		deployPod("capi-system", "capi-controller-manager", "8778fdfcb", "srm6n", "md-0", terminating()), done,
+		deployPod("tkg-system", "kapp-controller", "old", "zzzzz", "md-0", crashLooping(9), terminating()))
+	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	if r.Failed() {
+		t.Errorf("terminating/completed pods were evaluated: %s", r.Summary())
+	}
+}
+
+func TestEvaluateAcceptsEveryListedNamespace(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	snap := healthyWorkload()
+	snap.Pods[3] = deployPod("kapp-controller", "kapp-controller", "5f5d9c8b7", "abcde", "md-0")
+	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	if v := result(t, r, "kapp-controller").Verdict; v != VerdictOK {
+		t.Errorf("kapp-controller in its upstream namespace: %q, want ok", v)
+	}
+}
+
+func TestEvaluateUnscheduledPod(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	snap := healthyWorkload()
+	p := deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "")
+	p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+		Message: "0/2 nodes are available: 2 node(s) had untolerated taint"}}}
+	snap.Pods[3] = p
+	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	res := result(t, r, "kapp-controller")
+	if res.Verdict != VerdictNotReady || res.Pods[0].Reason != "Unschedulable" || !strings.Contains(res.Pods[0].Message, "untolerated taint") {
+		t.Errorf("got %q %+v", res.Verdict, res.Pods)
+	}
+}
+
+func TestEvaluateUnknownRole(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	_, err := Evaluate(m, RoleWindowsWorkload, "w", Snapshot{})
+	if err == nil || !strings.Contains(err.Error(), `no column for role "windows-workload"`) {
+		t.Fatalf("err = %v", err)
+	}
+}

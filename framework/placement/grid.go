@@ -1,0 +1,87 @@
+package placement
+
+import "fmt"
+
+// grid is the whole matrix laid out for rendering: every row × every role,
+// with one column per evaluated cluster of a role, so that Markdown and HTML
+// show exactly the same cells.
+type grid struct {
+	Matrix  *Matrix
+	Columns []column
+	Rows    []gridRow
+	Reports []*Report
+}
+
+type column struct {
+	Title  string
+	Role   Role
+	Report *Report // nil: role not evaluated in this run
+}
+
+type gridRow struct {
+	Component Component
+	Cells     []cell
+}
+
+type cell struct {
+	Verdict     Verdict
+	Expectation Expectation
+	Text        string // "✓ must", "! unexpected", ...
+	Detail      string
+}
+
+func newGrid(m *Matrix, reports []*Report) grid {
+	g := grid{Matrix: m, Reports: reports}
+	for _, role := range m.Roles {
+		found := false
+		for _, r := range reports {
+			if r != nil && r.Role == role {
+				found = true
+				title := string(role)
+				if r.Cluster != "" {
+					title = fmt.Sprintf("%s (%s)", role, r.Cluster)
+				}
+				g.Columns = append(g.Columns, column{Title: title, Role: role, Report: r})
+			}
+		}
+		if !found {
+			g.Columns = append(g.Columns, column{Title: string(role), Role: role})
+		}
+	}
+	for _, c := range m.Components {
+		row := gridRow{Component: c}
+		for _, col := range g.Columns {
+			row.Cells = append(row.Cells, cellFor(c, col))
+		}
+		g.Rows = append(g.Rows, row)
+	}
+	return g
+}
+
+func cellFor(c Component, col column) cell {
+	exp := c.Roles[col.Role]
+	if col.Report != nil {
+		for _, res := range col.Report.Results {
+			if res.Component != c.Name {
+				continue
+			}
+			text := res.Verdict.Symbol() + " " + string(res.Verdict)
+			if !res.Verdict.Deviation() {
+				text = res.Verdict.Symbol() + " " + string(exp)
+			}
+			return cell{Verdict: res.Verdict, Expectation: exp, Text: text, Detail: res.Detail}
+		}
+	}
+	return cell{Verdict: VerdictNotEvaluated, Expectation: exp, Text: VerdictNotEvaluated.Symbol() + " " + string(exp), Detail: "not evaluated"}
+}
+
+// failedReports returns the reports with deviations.
+func (g grid) failedReports() []*Report {
+	var out []*Report
+	for _, r := range g.Reports {
+		if r != nil && r.Failed() {
+			out = append(out, r)
+		}
+	}
+	return out
+}

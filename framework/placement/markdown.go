@@ -1,0 +1,121 @@
+package placement
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Legend explains the cell marks; both renderings print it.
+const Legend = "✓ ok · ✗ missing / not ready · ! unexpected · – not evaluated"
+
+// Markdown renders the whole matrix (every row × every role) with the given
+// reports filled in, followed by the details of every deviation. It is what a
+// failed check's error carries, so one message shows everything.
+func Markdown(m *Matrix, reports ...*Report) string {
+	g := newGrid(m, reports)
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Placement matrix %s\n\n", m.Name)
+	for _, r := range reports {
+		if r == nil {
+			continue
+		}
+		status := "PASSED"
+		if r.Failed() {
+			status = "FAILED"
+		}
+		fmt.Fprintf(&b, "- %s: **%s**: %s\n", r.title(), status, r.Summary())
+	}
+	b.WriteString("\n| Component | Namespace | Matched by |")
+	for _, col := range g.Columns {
+		fmt.Fprintf(&b, " %s |", mdCell(col.Title))
+	}
+	b.WriteString("\n|---|---|---|")
+	for range g.Columns {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, row := range g.Rows {
+		c := row.Component
+		fmt.Fprintf(&b, "| %s | %s | %s |", mdCell(c.Name), mdCell(strings.Join(c.NamespaceList(), ", ")), mdCell(c.Match.Describe()))
+		for _, cl := range row.Cells {
+			fmt.Fprintf(&b, " %s |", mdCell(cl.Text))
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "\nLegend: %s\n", Legend)
+
+	for _, r := range g.failedReports() {
+		fmt.Fprintf(&b, "\n### Deviations on the %s\n", r.title())
+		for _, res := range r.Deviations() {
+			fmt.Fprintf(&b, "\n#### %s %s: %s\n\n", res.Verdict.Symbol(), res.Component, res.Verdict)
+			fmt.Fprintf(&b, "- expected `%s` in %s: %s\n", res.Expectation, strings.Join(res.Namespaces, " or "), res.Detail)
+			for _, p := range res.Pods {
+				writePodMarkdown(&b, p)
+			}
+		}
+	}
+	for _, r := range reports {
+		if r == nil || len(r.Unmatched) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n<details><summary>%d pod(s) on the %s that no row describes (not a failure)</summary>\n\n", len(r.Unmatched), r.title())
+		for _, p := range r.Unmatched {
+			fmt.Fprintf(&b, "- `%s/%s` on %s\n", p.Namespace, p.Name, orDash(p.Node))
+		}
+		b.WriteString("\n</details>\n")
+	}
+	return b.String()
+}
+
+func writePodMarkdown(b *strings.Builder, p PodState) {
+	ready := "not ready"
+	if p.Ready {
+		ready = "ready"
+	}
+	fmt.Fprintf(b, "- pod `%s/%s` on %s: phase %s, %s, %d restart(s)", p.Namespace, p.Name, nodeText(p), orDash(p.Phase), ready, p.Restarts)
+	if p.Reason != "" {
+		fmt.Fprintf(b, ", reason %s", p.Reason)
+	}
+	if p.Message != "" {
+		fmt.Fprintf(b, ": %s", oneLine(p.Message))
+	}
+	b.WriteString("\n")
+	for _, prob := range p.Problems {
+		fmt.Fprintf(b, "  - %s\n", prob)
+	}
+	for _, l := range p.Logs {
+		run := "current run"
+		if l.Previous {
+			run = "previous run"
+		}
+		if l.Err != "" {
+			fmt.Fprintf(b, "  - log of container %s (%s) unavailable: %s\n", l.Container, run, oneLine(l.Err))
+			continue
+		}
+		fmt.Fprintf(b, "  - last log lines of container %s (%s):\n\n", l.Container, run)
+		fence := "```"
+		for strings.Contains(l.Lines, fence) {
+			fence += "`"
+		}
+		fmt.Fprintf(b, "    %s\n", fence)
+		for _, line := range strings.Split(strings.TrimRight(l.Lines, "\n"), "\n") {
+			fmt.Fprintf(b, "    %s\n", line)
+		}
+		fmt.Fprintf(b, "    %s\n\n", fence)
+	}
+}
+
+func nodeText(p PodState) string {
+	if p.Node == "" {
+		return "no node (not scheduled)"
+	}
+	return fmt.Sprintf("node %s (%s)", p.Node, p.NodeRole)
+}
+
+func mdCell(s string) string {
+	return strings.ReplaceAll(oneLine(s), "|", `\|`)
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,152 @@
+package vsphere_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/object"
+	"github.com/vmware/govmomi/vim25/mo"
+
+	"github.com/tkg-e2e/harness/framework/vsphere"
+	"github.com/tkg-e2e/harness/framework/vsphere/ovagen"
+)
+
+// One simulator for the package: it starts in well under a second, but the
+// tests are many. Tests use distinct template names so they do not interfere.
+var sim *vsphere.Simulator
+
+func TestMain(m *testing.M) {
+	var err error
+	sim, err = vsphere.StartSimulator()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting vcsim:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	sim.Close()
+	os.Exit(code)
+}
+
+func sessionInput() vsphere.SessionInput {
+	in := sim.SessionInput()
+	in.ConnectTimeout = 5 * time.Second
+	return in
+}
+
+func connect(t *testing.T) *vsphere.Session {
+	t.Helper()
+	ctx := context.Background()
+	s, err := vsphere.Connect(ctx, sessionInput())
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close(ctx) })
+	return s
+}
+
+// placement is the VPX model's: it has two resource pools, so one is named.
+var placement = vsphere.Placement{Datacenter: "DC0", Datastore: "LocalDS_0", ResourcePool: "/DC0/host/DC0_C0/Resources", Network: "VM Network"}
+
+func writeOVA(t *testing.T, name string, o ovagen.Options) *ovagen.Result {
+	t.Helper()
+	o.Name = name
+	r, err := ovagen.Write(filepath.Join(t.TempDir(), name+".ova"), o)
+	if err != nil {
+		t.Fatalf("ovagen: %v", err)
+	}
+	return r
+}
+
+// syncBuffer collects progress lines written from several goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func input(progress *syncBuffer, ovas ...vsphere.OVA) vsphere.ImportInput {
+	in := vsphere.ImportInput{Placement: placement, OVAs: ovas, Concurrency: 2, Timeout: time.Minute,
+		CleanupTimeout: 30 * time.Second, PollInterval: 100 * time.Millisecond, Prefix: "[ova]"}
+	if progress != nil {
+		in.Progress = progress
+	}
+	return in
+}
+
+func importOne(t *testing.T, s *vsphere.Session, ova vsphere.OVA, mod func(*vsphere.ImportInput)) (vsphere.Result, error) {
+	t.Helper()
+	in := input(nil, ova)
+	if mod != nil {
+		mod(&in)
+	}
+	res, err := s.ImportOVAs(context.Background(), in)
+	if len(res) != 1 {
+		if err == nil {
+			t.Fatalf("want 1 result, got %d", len(res))
+		}
+		return vsphere.Result{}, err
+	}
+	return res[0], err
+}
+
+// vmByName returns the VM or template with that name anywhere in DC0, or nil.
+func vmByName(t *testing.T, s *vsphere.Session, name string) *mo.VirtualMachine {
+	t.Helper()
+	ctx := context.Background()
+	f := find.NewFinder(s.Vim())
+	dc, err := f.Datacenter(ctx, "DC0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.SetDatacenter(dc)
+	vms, err := f.VirtualMachineList(ctx, "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, vm := range vms {
+		if vm.Name() != name {
+			continue
+		}
+		var m mo.VirtualMachine
+		if err := vm.Properties(ctx, vm.Reference(), []string{"name", "config", "network"}, &m); err != nil {
+			t.Fatal(err)
+		}
+		return &m
+	}
+	return nil
+}
+
+func mustContain(t *testing.T, err error, parts ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("want an error containing %q, got nil", parts)
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Errorf("error does not contain %q:\n%v", p, err)
+		}
+	}
+}
+
+func vmObject(s *vsphere.Session, m *mo.VirtualMachine) *object.VirtualMachine {
+	return object.NewVirtualMachine(s.Vim(), m.Self)
+}

@@ -1,0 +1,144 @@
+package vsphere
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// localOVA is an OVA on local disk with its sha256.
+type localOVA struct {
+	path    string
+	sha256  string
+	size    int64
+	cleanup func()
+}
+
+func isURL(s string) bool {
+	return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://")
+}
+
+// displaySource is a source fit for logs and annotations: a URL loses any
+// user information and query (a signed URL's token is a secret too).
+func displaySource(src string) string {
+	if !isURL(src) {
+		return src
+	}
+	u, err := url.Parse(src)
+	if err != nil {
+		return "<unparsable URL>"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	u.Fragment = ""
+	return u.String()
+}
+
+// sourceBase is the OVA's file name, the default template name's origin.
+func sourceBase(src string) string {
+	if isURL(src) {
+		if u, err := url.Parse(src); err == nil {
+			return path.Base(u.Path)
+		}
+	}
+	return filepath.Base(src)
+}
+
+// fetch makes the OVA local and hashes it. A URL is downloaded once into
+// dir, hashing as it streams (the seed run downloads node OVAs the same way):
+// the sha256 must be known before deciding whether an existing template can
+// be reused, and govmomi's TapeArchive would otherwise fetch the URL again
+// for every file in it.
+func fetch(ctx context.Context, src, dir string, rep *reporter) (*localOVA, error) {
+	if isURL(src) {
+		return download(ctx, src, dir, rep)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		return nil, fmt.Errorf("OVA %s: %w", src, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("OVA %s is a directory; give the path of the .ova file", src)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, readerCtx{ctx, f}); err != nil {
+		return nil, fmt.Errorf("hashing %s: %w", src, err)
+	}
+	return &localOVA{path: src, sha256: hex.EncodeToString(h.Sum(nil)), size: st.Size(), cleanup: func() {}}, nil
+}
+
+func download(ctx context.Context, src, dir string, rep *reporter) (*localOVA, error) {
+	shown := displaySource(src)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
+	if err != nil {
+		return nil, fmt.Errorf("OVA URL %s: %w", shown, err)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("downloading OVA %s: %v", shown, scrubURLError(err, src, shown))
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("downloading OVA %s: server answered %s", shown, res.Status)
+	}
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	f, err := os.CreateTemp(dir, "ova-download-*.ova")
+	if err != nil {
+		return nil, fmt.Errorf("downloading OVA %s: creating a local copy in %s: %w", shown, dir, err)
+	}
+	remove := func() { _ = os.Remove(f.Name()) }
+	rep.printf("downloading %s to %s", shown, f.Name())
+	tr := rep.transfer("downloading", sourceBase(src), res.ContentLength)
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(f, h), io.TeeReader(res.Body, countFunc(tr.add)))
+	_, summary := tr.finish()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && res.ContentLength > 0 && n != res.ContentLength {
+		err = fmt.Errorf("got %d of %d bytes", n, res.ContentLength)
+	}
+	if err != nil {
+		remove()
+		return nil, fmt.Errorf("downloading OVA %s: %v", shown, scrubURLError(err, src, shown))
+	}
+	rep.printf("downloaded %s", summary)
+	return &localOVA{path: f.Name(), sha256: hex.EncodeToString(h.Sum(nil)), size: n, cleanup: remove}, nil
+}
+
+// scrubURLError keeps a credential-bearing URL out of an error text.
+func scrubURLError(err error, src, shown string) string {
+	return strings.ReplaceAll(err.Error(), src, shown)
+}
+
+type countFunc func(int)
+
+func (c countFunc) Write(p []byte) (int, error) { c(len(p)); return len(p), nil }
+
+// readerCtx stops a long local read when the context ends.
+type readerCtx struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (r readerCtx) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
+}
