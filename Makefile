@@ -101,7 +101,6 @@ else
 	@echo "artifacts: $(ARTIFACTS)"
 	$(GINKGO) -v --no-color --fail-on-empty --poll-progress-after=5m --poll-progress-interval=2m \
 	  --timeout=$$($(HARNESS) get timeout -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)') \
-	  --junit-report=junit.ginkgo.xml --json-report=report.json --output-dir=$(ARTIFACTS) \
 	  $(if $(LABEL_FILTER),--label-filter='$(LABEL_FILTER)') $(FOCUS_ARG) $(if $(SKIP),--skip='$(SKIP)') \
 	  $(GINKGO_ARGS) ./e2e -- \
 	  -e2e.config=$(abspath $(CONFIG)) -e2e.config-overrides='$(CONFIG_OVERRIDES)' \
@@ -127,7 +126,7 @@ WINDOWS_WORKLOAD_KUBECONFIG ?=##               make verify: kubeconfig of a Wind
 
 .PHONY: verify
 verify: $(GINKGO) ## Run placement and packages against existing clusters (MANAGEMENT_KUBECONFIG, WORKLOAD_KUBECONFIG, ...)
-	$(GINKGO) -v --no-color --fail-on-empty --junit-report=junit.ginkgo.xml --output-dir=$(ARTIFACTS) \
+	$(GINKGO) -v --no-color --fail-on-empty \
 	  $(if $(LABELS),--label-filter='$(LABELS)') $(FOCUS_ARG) ./e2e/verify -- \
 	  -e2e.config=$(abspath $(CONFIG)) -e2e.artifacts-folder=$(ARTIFACTS) \
 	  $(if $(MANAGEMENT_KUBECONFIG),-e2e.management-kubeconfig=$(abspath $(MANAGEMENT_KUBECONFIG))) \

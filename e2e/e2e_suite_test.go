@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -80,6 +79,6 @@ var _ = AfterSuite(func(ctx SpecContext) {
 }, NodeTimeout(30*time.Minute))
 
 // ReportAfterSuite writes the reports from the final Ginkgo report, whatever happened.
-var _ = ReportAfterSuite("artifacts report", func(ctx context.Context, report Report) {
+var _ = ReportAfterSuite("artifacts report", func(ctx SpecContext, report Report) {
 	suites.WriteReports(ctx, env, report)
 })

@@ -20,24 +20,24 @@ var _ = Describe("TKG lifecycle", Ordered, ContinueOnFailure, func() {
 	})
 
 	Context(stages.OVA, Label(stages.Labels(stages.OVA)...), func() {
-		suites.OVASpec(getEnv)
+		suites.OVASpec(func() suites.OVASpecInput { return suites.OVASpecInput{Env: getEnv()} })
 	})
 	Context(stages.Bootstrap, Label(stages.Labels(stages.Bootstrap)...), func() {
-		suites.BootstrapSpec(getEnv)
+		suites.BootstrapSpec(func() suites.BootstrapSpecInput { return suites.BootstrapSpecInput{Env: getEnv()} })
 	})
 	Context(stages.Management, Label(stages.Labels(stages.Management)...), func() {
-		suites.ManagementSpec(getEnv)
+		suites.ManagementSpec(func() suites.ManagementSpecInput { return suites.ManagementSpecInput{Env: getEnv()} })
 	})
 	Context(stages.Move, Label(stages.Labels(stages.Move)...), func() {
-		suites.MoveSpec(getEnv)
+		suites.MoveSpec(func() suites.MoveSpecInput { return suites.MoveSpecInput{Env: getEnv()} })
 	})
 	Context(stages.Workload, Label(stages.Labels(stages.Workload)...), func() {
-		suites.WorkloadSpec(getEnv)
+		suites.WorkloadSpec(func() suites.WorkloadSpecInput { return suites.WorkloadSpecInput{Env: getEnv()} })
 	})
 	Context(stages.Placement, Label(stages.Labels(stages.Placement)...), func() {
-		suites.PlacementSpec(getEnv)
+		suites.PlacementSpec(func() suites.PlacementSpecInput { return suites.PlacementSpecInput{Env: getEnv()} })
 	})
 	Context(stages.Packages, Label(stages.Labels(stages.Packages)...), func() {
-		suites.PackagesSpec(getEnv)
+		suites.PackagesSpec(func() suites.PackagesSpecInput { return suites.PackagesSpecInput{Env: getEnv()} })
 	})
 })

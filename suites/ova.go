@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"os"
+	"path/filepath"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -132,6 +133,9 @@ func generateTestOVAs(env *Env) error {
 		}
 		if _, err := os.Stat(o.Source); err == nil {
 			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(o.Source), 0o755); err != nil {
+			return err
 		}
 		h := fnv.New64a()
 		h.Write([]byte(o.Name))

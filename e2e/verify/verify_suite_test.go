@@ -4,7 +4,6 @@
 package verify
 
 import (
-	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -73,7 +72,7 @@ var _ = BeforeSuite(func() {
 	add(suites.RoleWindowsWorkload, *winKubeconfig, name+"-windows", cfg.Clusters.Workload.Namespace)
 })
 
-var _ = ReportAfterSuite("verify report", func(ctx context.Context, report Report) {
+var _ = ReportAfterSuite("verify report", func(ctx SpecContext, report Report) {
 	suites.WriteReports(ctx, env, report)
 })
 

@@ -28,14 +28,19 @@ var patterns = []struct {
 }{
 	// PEM blocks holding keys (certificates are public, keys are not).
 	{regexp.MustCompile(`(?s)-----BEGIN ([A-Z ]*PRIVATE KEY)-----.*?-----END ([A-Z ]*PRIVATE KEY)-----`), "-----BEGIN $1-----\n" + Mask + "\n-----END $2-----"},
-	// kubeconfig / YAML fields whose value is a credential.
-	{regexp.MustCompile(`(?m)((?:client-key-data|client-certificate-data|token|id-token|refresh-token|password|access-token|bearerToken|bearer-token)\s*:\s*)("?)[^\s"]+("?)`), "${1}${2}" + Mask + "${3}"},
+	// kubeconfig / YAML fields whose value is a credential. A value stops at
+	// "</" so that in HTML and XML reports the closing tag that follows a
+	// value is not taken for part of it.
+	{regexp.MustCompile(`(?m)((?:client-key-data|client-certificate-data|token|id-token|refresh-token|password|access-token|bearerToken|bearer-token)\s*:\s*)("?)(?:[^\s"<]|<[^/\s"])+("?)`), "${1}${2}" + Mask + "${3}"},
 	// JSON renderings of the same fields.
 	{regexp.MustCompile(`("(?:client-key-data|client-certificate-data|token|password|access-token|bearerToken)"\s*:\s*")[^"]*(")`), "${1}" + Mask + "${2}"},
 	// HTTP authorization headers.
-	{regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic)\s+)\S+`), "${1}" + Mask},
+	{regexp.MustCompile(`(?i)(authorization:\s*(?:bearer|basic)\s+)(?:[^\s<]|<[^/\s])+`), "${1}" + Mask},
 	// Credentials in URLs: https://user:pass@host.
 	{regexp.MustCompile(`(://[^/\s:@]+:)[^@\s/]+@`), "${1}" + Mask + "@"},
+	// Credentials on command lines, as journals and process listings show
+	// them: kubeadm join --token, --password=..., --client-key-data.
+	{regexp.MustCompile(`(--(?:token|password|client-key-data|bootstrap-token|client-secret)[= ])(?:[^\s"'<]|<[^/\s"'])+`), "${1}" + Mask},
 }
 
 // Redactor masks registered values and secret shapes. The zero value is not

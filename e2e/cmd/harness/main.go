@@ -41,7 +41,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "plan":
 		return plan(args[1:], stdout, stderr)
 	case "cleanup":
-		return cleanup(args[1:], stdout, stderr)
+		return cleanupCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

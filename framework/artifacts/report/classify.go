@@ -1,0 +1,279 @@
+package report
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/tkg-e2e/harness/framework/artifacts"
+)
+
+// Categories of failure: who has to act first.
+const (
+	// Infrastructure: vCenter, the Docker engine, the VMs or node containers.
+	Infrastructure = "infrastructure"
+	// Provider: Cluster API, its providers, their webhooks and bootstrap.
+	Provider = "provider"
+	// Package: a Carvel package did not reconcile.
+	Package = "package"
+	// Placement: pods not where the placement matrix wants them, or nowhere.
+	Placement = "placement"
+	// Harness: the harness itself (a panic, bad input, a check of its own).
+	Harness = "harness"
+	// None: the run passed.
+	None = "none"
+)
+
+// Classification is the one line that says where to start reading.
+type Classification struct {
+	Category string `json:"category"`
+	// Rule names the rule that matched, for tests and for tuning the rules.
+	Rule   string `json:"rule"`
+	Reason string `json:"reason"`
+}
+
+func (c Classification) String() string {
+	return fmt.Sprintf("%s: %s (rule %s)", c.Category, c.Reason, c.Rule)
+}
+
+// Evidence is what the rules look at.
+type Evidence struct {
+	Passed     bool
+	Stage      string
+	Message    string
+	Clusters   []artifacts.ClusterFindings
+	VSphere    *artifacts.VSphereFindings
+	NothingRan bool
+}
+
+type rule struct {
+	name     string
+	category string
+	match    func(e Evidence) (reason string, ok bool)
+}
+
+// Classify applies the rules in order; the first that matches wins. The
+// order encodes causality: what breaks first in the lifecycle is reported,
+// not its consequences (a VM that never booted also leaves a Machine without
+// a node, a Cluster not Available and packages that never reconciled).
+func Classify(e Evidence) Classification {
+	for _, r := range rules {
+		if reason, ok := r.match(e); ok {
+			category := r.category
+			if category == "" {
+				category = stageCategory(e.Stage)
+			}
+			return Classification{Category: category, Rule: r.name, Reason: reason}
+		}
+	}
+	return Classification{Category: Harness, Rule: "fallback",
+		Reason: "no rule matched the collected evidence; the failure is in the harness's own checks or unexplained: read the failure message"}
+}
+
+var (
+	panicRe    = regexp.MustCompile(`(?i)\bpanic:|runtime error:|nil pointer dereference|index out of range`)
+	infraRe    = regexp.MustCompile(`(?i)vcenter|govmomi|\bsoap\b|vim25|ServerFaultCode|datastore|resource ?pool|insufficient (resources|memory|cpu|disk)|no space left on device|cannot connect to the docker daemon|docker\.sock|failed to create (the )?kind cluster|kind create cluster`)
+	webhookRe  = regexp.MustCompile(`(?i)failed calling webhook|webhook[^\n]*(connection refused|no endpoints available|i/o timeout|x509|context deadline exceeded)`)
+	dockerRe   = regexp.MustCompile(`(?i)cannot connect to the docker daemon|docker\.sock|connection refused|permission denied|is the docker daemon running`)
+	cniRe      = regexp.MustCompile(`(?i)\bcni\b|network plugin|NetworkReady=false|NetworkPluginNotReady`)
+	packageRe  = regexp.MustCompile(`(?i)packageinstall|packagerepository|ReconcileFailed|kapp-controller|\bkapp\b|carvel`)
+	placeRe    = regexp.MustCompile(`(?i)placement|unschedulable|didn't match pod's node affinity|untolerated taint|FailedScheduling`)
+	providerRe = regexp.MustCompile(`(?i)clusterctl|cluster ?api|KubeadmControlPlane|KubeadmConfig|MachineDeployment|MachineSet|DockerMachine|DockerCluster|VSphereMachine|VSphereCluster|\bcap[dvi]\b|capi-|cert-manager|control plane`)
+	inputRe    = regexp.MustCompile(`(?i)bad input|invalid (config|profile|value)|\bconfig(uration)?\b[^\n]*(invalid|error)|is required|must be set|unknown flag|denied the request|cannot resume`)
+)
+
+var rules = []rule{
+	{"passed", None, func(e Evidence) (string, bool) { return "the run passed", e.Passed }},
+	{"harness-panic", Harness, func(e Evidence) (string, bool) {
+		return "the harness panicked: " + firstLineOf(matchLine(panicRe, e.Message)), panicRe.MatchString(e.Message)
+	}},
+	{"vcenter-unreachable", Infrastructure, func(e Evidence) (string, bool) {
+		if e.VSphere != nil && e.VSphere.APIError != "" {
+			return "vCenter could not be reached: " + firstLineOf(e.VSphere.APIError), true
+		}
+		return "", false
+	}},
+	{"docker-unreachable", Infrastructure, func(e Evidence) (string, bool) {
+		for _, c := range e.Clusters {
+			if c.DockerError != "" && dockerRe.MatchString(c.DockerError) {
+				return "the Docker engine did not answer for cluster " + c.Name + ": " + firstLineOf(c.DockerError), true
+			}
+		}
+		return "", false
+	}},
+	{"vcenter-task-failed", Infrastructure, func(e Evidence) (string, bool) {
+		if e.VSphere != nil && len(e.VSphere.FailedTasks) > 0 {
+			t := e.VSphere.FailedTasks[0]
+			return fmt.Sprintf("vCenter task %s on %s failed: %s", t.Name, t.Entity, firstLineOf(t.Error)), true
+		}
+		return "", false
+	}},
+	{"infrastructure-error", Infrastructure, func(e Evidence) (string, bool) {
+		return "the failure names the infrastructure: " + firstLineOf(matchLine(infraRe, e.Message)), infraRe.MatchString(e.Message)
+	}},
+	{"webhook-unavailable", Provider, func(e Evidence) (string, bool) {
+		return "a provider's admission webhook did not answer: " + firstLineOf(matchLine(webhookRe, e.Message)), webhookRe.MatchString(e.Message)
+	}},
+	{"machine-without-infrastructure", Infrastructure, func(e Evidence) (string, bool) {
+		for _, c := range e.Clusters {
+			for _, m := range c.MachinesWithoutNodeRef {
+				if !m.InfrastructureProvisioned {
+					return fmt.Sprintf("Machine %s/%s has no provisioned infrastructure (phase %s)%s", m.Namespace, m.Name, orDash(m.Phase), suffix(m.Message)), true
+				}
+			}
+		}
+		return "", false
+	}},
+	{"node-without-cni", Harness, func(e Evidence) (string, bool) {
+		for _, c := range e.Clusters {
+			for _, n := range c.NotReadyNodes {
+				if cniRe.MatchString(n.Message) || cniRe.MatchString(n.Reason) {
+					return fmt.Sprintf("node %s of %s is NotReady for lack of a CNI, which the harness applies: %s", n.Name, c.Name, firstLineOf(n.Message)), true
+				}
+			}
+		}
+		return "", false
+	}},
+	{"node-not-ready", Infrastructure, func(e Evidence) (string, bool) {
+		for _, c := range e.Clusters {
+			for _, n := range c.NotReadyNodes {
+				return fmt.Sprintf("node %s of %s is not Ready (%s)%s", n.Name, c.Name, orDash(n.Reason), suffix(n.Message)), true
+			}
+		}
+		return "", false
+	}},
+	{"controller-pod-failing", Provider, func(e Evidence) (string, bool) {
+		for _, c := range e.Clusters {
+			for _, p := range c.NotReadyPods {
+				if artifacts.IsControllerNamespace(p.Namespace) {
+					return fmt.Sprintf("controller pod %s/%s in %s is not ready (%s, %d restarts)%s", p.Namespace, p.Name, c.Name, orDash(p.Reason), p.Restarts, suffix(p.Message)), true
+				}
+			}
+		}
+		return "", false
+	}},
+	{"machine-not-bootstrapped", Provider, func(e Evidence) (string, bool) {
+		for _, c := range e.Clusters {
+			for _, m := range c.MachinesWithoutNodeRef {
+				return fmt.Sprintf("Machine %s/%s has infrastructure but never became a node (bootstrap or control plane provider)%s", m.Namespace, m.Name, suffix(m.Message)), true
+			}
+		}
+		return "", false
+	}},
+	{"api-unreachable", Infrastructure, func(e Evidence) (string, bool) {
+		for _, c := range e.Clusters {
+			if c.APIError != "" {
+				return fmt.Sprintf("the API server of %s cluster %s did not answer: %s", orDash(c.Role), c.Name, firstLineOf(c.APIError)), true
+			}
+		}
+		return "", false
+	}},
+	{"package-failed", Package, func(e Evidence) (string, bool) {
+		for _, c := range e.Clusters {
+			for _, p := range c.FailedPackages {
+				return fmt.Sprintf("PackageInstall %s/%s (%s %s) failed to reconcile: %s", p.Namespace, p.Name, orDash(p.Package), orDash(p.Version), firstLineOf(p.Message)), true
+			}
+		}
+		return "", false
+	}},
+	{"pod-unschedulable", Placement, func(e Evidence) (string, bool) {
+		for _, c := range e.Clusters {
+			for _, p := range c.NotReadyPods {
+				if p.Unschedulable {
+					return fmt.Sprintf("pod %s/%s in %s cannot be scheduled: %s", p.Namespace, p.Name, c.Name, firstLineOf(p.Message)), true
+				}
+			}
+		}
+		return "", false
+	}},
+	{"cluster-not-available", Provider, func(e Evidence) (string, bool) {
+		for _, c := range e.Clusters {
+			for _, t := range c.ConditionTrees {
+				if !t.Ready {
+					return fmt.Sprintf("Cluster %s is not Available: %s", t.Cluster, firstLineOf(t.Text)), true
+				}
+			}
+		}
+		return "", false
+	}},
+	{"package-message", Package, func(e Evidence) (string, bool) {
+		return "the failure names a package: " + firstLineOf(matchLine(packageRe, e.Message)), packageRe.MatchString(e.Message) || stageHas(e.Stage, "package")
+	}},
+	{"placement-message", Placement, func(e Evidence) (string, bool) {
+		return "the placement check failed: " + firstLineOf(e.Message), placeRe.MatchString(e.Message) || stageHas(e.Stage, "placement")
+	}},
+	{"provider-message", Provider, func(e Evidence) (string, bool) {
+		return "the failure names Cluster API or a provider: " + firstLineOf(matchLine(providerRe, e.Message)), providerRe.MatchString(e.Message)
+	}},
+	{"harness-input", Harness, func(e Evidence) (string, bool) {
+		return "the run's own input was rejected: " + firstLineOf(matchLine(inputRe, e.Message)), inputRe.MatchString(e.Message)
+	}},
+	// Category "" takes the category of the failing stage (stageCategories).
+	{"stage-hint", "", func(e Evidence) (string, bool) {
+		for _, sc := range stageCategories {
+			if stageHas(e.Stage, sc.word) {
+				return fmt.Sprintf("stage %q failed and no collected evidence points elsewhere: %s", e.Stage, firstLineOf(orDash(e.Message))), true
+			}
+		}
+		return "", false
+	}},
+	{"nothing-ran", Harness, func(e Evidence) (string, bool) {
+		return "the run ended before any stage or cluster existed: " + firstLineOf(orDash(e.Message)), e.NothingRan
+	}},
+}
+
+// stageCategories classify by the failing stage when nothing more specific
+// matched: the stage says which part of the lifecycle was being exercised.
+var stageCategories = []struct{ word, category string }{
+	{"ova", Infrastructure}, {"template", Infrastructure}, {"vsphere", Infrastructure}, {"bootstrap", Infrastructure}, {"kind", Infrastructure},
+	{"management", Provider}, {"workload", Provider}, {"move", Provider}, {"provider", Provider}, {"init", Provider},
+	{"package", Package}, {"placement", Placement},
+	{"config", Harness}, {"validate", Harness}, {"beforesuite", Harness},
+}
+
+func stageCategory(stage string) string {
+	for _, sc := range stageCategories {
+		if stageHas(stage, sc.word) {
+			return sc.category
+		}
+	}
+	return Harness
+}
+
+func stageHas(stage, word string) bool {
+	return strings.Contains(strings.ToLower(stage), word)
+}
+
+func matchLine(re *regexp.Regexp, s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if re.MatchString(l) {
+			return l
+		}
+	}
+	return s
+}
+
+func firstLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func suffix(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return ": " + firstLineOf(msg)
+}

@@ -1,0 +1,95 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tkg-e2e/harness/framework/artifacts"
+)
+
+func TestClassify(t *testing.T) {
+	mgmt := func(f artifacts.ClusterFindings) []artifacts.ClusterFindings {
+		f.Name, f.Role = "mgmt", "management"
+		return []artifacts.ClusterFindings{f}
+	}
+	cases := []struct {
+		name           string
+		e              Evidence
+		category       string
+		rule           string
+		reasonMentions string
+	}{
+		{"passed", Evidence{Passed: true}, None, "passed", ""},
+		{"panic beats everything", Evidence{Stage: "packages", Message: "panic: runtime error: invalid memory address or nil pointer dereference",
+			Clusters: mgmt(artifacts.ClusterFindings{FailedPackages: []artifacts.PackageFinding{{Name: "p"}}})}, Harness, "harness-panic", "panicked"},
+		{"vcenter down", Evidence{Stage: "ova", Message: "timed out", VSphere: &artifacts.VSphereFindings{APIError: "dial tcp 10.0.0.1:443: connect: connection refused"}},
+			Infrastructure, "vcenter-unreachable", "vCenter"},
+		{"docker down", Evidence{Stage: "bootstrap", Clusters: []artifacts.ClusterFindings{{Name: "kind", DockerError: "Cannot connect to the Docker daemon at unix:///var/run/docker.sock"}}},
+			Infrastructure, "docker-unreachable", "Docker"},
+		{"vcenter task failed", Evidence{Stage: "ova", VSphere: &artifacts.VSphereFindings{FailedTasks: []artifacts.VSphereTask{{Name: "ImportVApp", Entity: "tkg", Error: "FileAlreadyExists"}}}},
+			Infrastructure, "vcenter-task-failed", "ImportVApp"},
+		{"message names the infrastructure", Evidence{Stage: "ova", Message: "import OVA: ServerFaultCode: insufficient disk space on datastore"},
+			Infrastructure, "infrastructure-error", "datastore"},
+		{"webhook refused", Evidence{Stage: "management", Message: `Internal error occurred: failed calling webhook "validation.dockercluster": connect: connection refused`},
+			Provider, "webhook-unavailable", "webhook"},
+		{"machine without infrastructure", Evidence{Stage: "management", Message: "timed out waiting for control plane",
+			Clusters: mgmt(artifacts.ClusterFindings{MachinesWithoutNodeRef: []artifacts.MachineFinding{{Namespace: "default", Name: "m0", Phase: "Provisioning"}}})},
+			Infrastructure, "machine-without-infrastructure", "m0"},
+		{"missing CNI is the harness's", Evidence{Stage: "management",
+			Clusters: mgmt(artifacts.ClusterFindings{NotReadyNodes: []artifacts.NodeFinding{{Name: "n0", Reason: "KubeletNotReady", Message: "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"}}})},
+			Harness, "node-without-cni", "CNI"},
+		{"node not ready", Evidence{Stage: "workload", Clusters: mgmt(artifacts.ClusterFindings{NotReadyNodes: []artifacts.NodeFinding{{Name: "n0", Reason: "NodeStatusUnknown", Message: "Kubelet stopped posting node status."}}})},
+			Infrastructure, "node-not-ready", "n0"},
+		{"controller crash loop beats the package it breaks", Evidence{Stage: "packages",
+			Clusters: mgmt(artifacts.ClusterFindings{
+				NotReadyPods:   []artifacts.PodFinding{{Namespace: "capi-system", Name: "capi-controller-manager-x", Reason: "CrashLoopBackOff", Restarts: 4}},
+				FailedPackages: []artifacts.PackageFinding{{Name: "p"}}})},
+			Provider, "controller-pod-failing", "capi-controller-manager"},
+		{"machine never joined", Evidence{Stage: "workload",
+			Clusters: mgmt(artifacts.ClusterFindings{MachinesWithoutNodeRef: []artifacts.MachineFinding{{Namespace: "default", Name: "m1", InfrastructureProvisioned: true, Message: "BootstrapConfigReady: waiting"}}})},
+			Provider, "machine-not-bootstrapped", "m1"},
+		{"api unreachable", Evidence{Stage: "workload", Clusters: []artifacts.ClusterFindings{{Name: "wl", Role: "workload", APIError: "dial tcp 172.18.0.5:6443: i/o timeout"}}},
+			Infrastructure, "api-unreachable", "wl"},
+		{"package failed", Evidence{Stage: "packages", Message: "timed out waiting for PackageInstalls",
+			Clusters: mgmt(artifacts.ClusterFindings{FailedPackages: []artifacts.PackageFinding{{Namespace: "tkg-system", Name: "cert-manager", Package: "cert-manager.tanzu.vmware.com", Message: "ytt: Error: schema violation"}}})},
+			Package, "package-failed", "cert-manager"},
+		{"unschedulable pod", Evidence{Stage: "placement",
+			Clusters: mgmt(artifacts.ClusterFindings{NotReadyPods: []artifacts.PodFinding{{Namespace: "default", Name: "web", Unschedulable: true, Message: "0/2 nodes are available: 1 node(s) had untolerated taint"}}})},
+			Placement, "pod-unschedulable", "web"},
+		{"cluster not available", Evidence{Stage: "management",
+			Clusters: mgmt(artifacts.ClusterFindings{ConditionTrees: []artifacts.ConditionTree{{Cluster: "default/mgmt", Text: "Cluster/mgmt  Available=False(NotAvailable)"}}})},
+			Provider, "cluster-not-available", "default/mgmt"},
+		{"package named in message", Evidence{Stage: "check", Message: "PackageInstall tkg-system/foo: ReconcileFailed"}, Package, "package-message", "PackageInstall"},
+		{"placement stage", Evidence{Stage: "placement", Message: "pod coredns on node mgmt-md-0 but matrix wants control plane"}, Placement, "placement-message", "coredns"},
+		{"provider named", Evidence{Stage: "check", Message: "KubeadmControlPlane default/mgmt did not reach 1 ready replica"}, Provider, "provider-message", "KubeadmControlPlane"},
+		{"bad input", Evidence{Stage: "check", Message: "vsphere.password is required"}, Harness, "harness-input", "required"},
+		{"stage hint", Evidence{Stage: "move", Message: "timed out after 5m"}, Provider, "stage-hint", "move"},
+		{"nothing ran", Evidence{Stage: "none", Message: "exit status 1", NothingRan: true}, Harness, "nothing-ran", "before any stage"},
+		{"fallback", Evidence{Stage: "check", Message: "expected 3 got 2"}, Harness, "fallback", "no rule"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := Classify(tc.e)
+			if got.Category != tc.category || got.Rule != tc.rule {
+				t.Fatalf("got %s, want category %s rule %s", got, tc.category, tc.rule)
+			}
+			if tc.reasonMentions != "" && !strings.Contains(got.Reason, tc.reasonMentions) {
+				t.Fatalf("reason %q does not mention %q", got.Reason, tc.reasonMentions)
+			}
+		})
+	}
+}
+
+func TestEveryRuleIsExercised(t *testing.T) {
+	// A rule no test reaches is a rule nobody knows works; keep the table above complete.
+	tested := map[string]bool{"passed": true, "harness-panic": true, "vcenter-unreachable": true, "docker-unreachable": true,
+		"vcenter-task-failed": true, "infrastructure-error": true, "webhook-unavailable": true, "machine-without-infrastructure": true,
+		"node-without-cni": true, "node-not-ready": true, "controller-pod-failing": true, "machine-not-bootstrapped": true,
+		"api-unreachable": true, "package-failed": true, "pod-unschedulable": true, "cluster-not-available": true, "package-message": true,
+		"placement-message": true, "provider-message": true, "harness-input": true, "stage-hint": true, "nothing-ran": true}
+	for _, r := range rules {
+		if !tested[r.name] {
+			t.Errorf("rule %s has no case in TestClassify", r.name)
+		}
+	}
+}

@@ -1,0 +1,309 @@
+// Package clusters creates, prepares and deletes Cluster API clusters (the
+// management cluster and workload clusters share the same path): generate
+// from a clusterctl template, apply until the provider webhooks answer, apply
+// the CNI as soon as the cluster's API answers, and wait for control plane,
+// machines, nodes and the Cluster's Available condition, each with progress
+// and the last state seen.
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tkg-e2e/harness/framework/bootstrap"
+	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/wait"
+)
+
+// ResourceKind is the run-state kind of a Cluster API cluster.
+const ResourceKind = "capi-cluster"
+
+// Roles of Cluster API clusters in the run state.
+const (
+	RoleManagement = "management"
+	RoleWorkload   = "workload"
+)
+
+// Attributes recorded with a capi-cluster resource.
+const (
+	// AttrManagedBy is the kubeconfig of the cluster that holds the Cluster object.
+	AttrManagedBy = "managedBy"
+	// AttrSelfHosted is "true" once a management cluster holds its own Cluster object (after move).
+	AttrSelfHosted = "selfHosted"
+	// AttrContainerLabel is the docker label of its node and load balancer containers.
+	AttrContainerLabel = "containerLabel"
+)
+
+// CreateTimeouts bound the steps of Create; they come from the config intervals.
+type CreateTimeouts struct {
+	// Apply bounds applying the generated objects (retries while webhooks refuse).
+	Apply time.Duration
+	// APIReachable bounds the wait for the kubeconfig Secret and the cluster's API.
+	APIReachable time.Duration
+	// CNI bounds applying the CNI manifest.
+	CNI                     time.Duration
+	ControlPlaneInitialized time.Duration
+	MachinesRunning         time.Duration
+	NodesReady              time.Duration
+	ClusterAvailable        time.Duration
+	// LoadImages bounds loading CreateInput.Images (required when Images is set).
+	LoadImages time.Duration
+	Interval   time.Duration
+}
+
+func (t CreateTimeouts) validate() []string {
+	if t.Apply <= 0 || t.APIReachable <= 0 || t.CNI <= 0 || t.ControlPlaneInitialized <= 0 || t.MachinesRunning <= 0 ||
+		t.NodesReady <= 0 || t.ClusterAvailable <= 0 {
+		return []string{"every Timeouts field must be > 0 (set them from the config intervals)"}
+	}
+	return nil
+}
+
+// CreateInput is the input of Create.
+type CreateInput struct {
+	Spec
+	// Role recorded in the run state: management or workload.
+	Role string
+	// ManagementKubeconfig of the cluster that will hold the Cluster object.
+	ManagementKubeconfig string
+	ClusterctlConfigPath string
+	// CNIManifest (path or URL) is applied as soon as the new cluster's API
+	// answers; nodes stay NotReady until then. Empty skips it (a flavor that
+	// brings its own CNI).
+	CNIManifest string
+	// KubeconfigPath is written with the new cluster's kubeconfig.
+	KubeconfigPath string
+	// Images, if set, are loaded into the cluster's nodes as soon as every
+	// Machine has a node, before addons need them (a cluster without registry
+	// access cannot pull kapp-controller or test images).
+	Images     []clusterctl.ContainerImage
+	PullImages bool
+	State      *run.State
+	CreatedBy  string
+	Timeouts   CreateTimeouts
+	Progress   io.Writer
+	Prefix     string
+}
+
+func (in *CreateInput) validate() error {
+	errs := in.Spec.validate()
+	if in.Role != RoleManagement && in.Role != RoleWorkload {
+		errs = append(errs, fmt.Sprintf("Role %q is not %q or %q", in.Role, RoleManagement, RoleWorkload))
+	}
+	if in.ManagementKubeconfig == "" {
+		errs = append(errs, "ManagementKubeconfig is empty")
+	}
+	if in.KubeconfigPath == "" {
+		errs = append(errs, "KubeconfigPath is empty (where to save the new cluster's kubeconfig)")
+	}
+	if in.State == nil {
+		errs = append(errs, "State is nil (resources are recorded in the run state before they are created; use run.New)")
+	}
+	errs = append(errs, in.Timeouts.validate()...)
+	if len(in.Images) > 0 && in.Timeouts.LoadImages <= 0 {
+		errs = append(errs, "Timeouts.LoadImages must be > 0 when Images are given")
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("clusters.Create: invalid input: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Cluster is a Cluster API cluster the harness created or attached to.
+type Cluster struct {
+	Name      string
+	Namespace string
+	// KubeconfigPath of the cluster itself.
+	KubeconfigPath string
+	Kube           *kube.Cluster
+	// Management is the cluster holding the Cluster object.
+	Management *kube.Cluster
+}
+
+// CreateResult is what Create returns.
+type CreateResult struct {
+	Cluster  *Cluster
+	Machines []Machine
+	// Steps are the durations of generate, apply, api-reachable, cni,
+	// control-plane-initialized, machines-running, load-images (with Images),
+	// nodes-ready, cluster-available.
+	Steps []bootstrap.Step
+}
+
+// DeleteHint is the command that deletes a Cluster API cluster by hand: through
+// the cluster that holds its Cluster object, or, if that is gone, its containers.
+func DeleteHint(managementKubeconfig, namespace, name string) string {
+	return fmt.Sprintf("kubectl --kubeconfig %s -n %s delete cluster %s --wait || docker rm -f -v $(docker ps -aq --filter label=%s=%s)",
+		managementKubeconfig, namespace, name, bootstrap.ClusterLabel, name)
+}
+
+// Create generates a cluster from the clusterctl template, records it in the
+// run state, applies it (retrying until the provider webhooks answer), applies
+// the CNI as soon as the cluster's API answers, saves its kubeconfig and waits
+// for control plane initialized, every machine Running with a node, every node
+// Ready and the Cluster Available.
+func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	res := &CreateResult{}
+	step := func(name string, start time.Time) {
+		res.Steps = append(res.Steps, bootstrap.Step{Name: name, Duration: time.Since(start)})
+	}
+	p := progress{w: in.Progress, prefix: in.Prefix}
+	mgmt, err := kube.Connect(in.ManagementKubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	var cni []byte
+	if in.CNIManifest != "" {
+		// Read it first: a wrong path should fail before anything is created.
+		if cni, err = kube.ReadManifest(ctx, in.CNIManifest); err != nil {
+			return nil, fmt.Errorf("CNI manifest: %w", err)
+		}
+	}
+	cniObjs, err := kube.ParseManifest(cni)
+	if err != nil {
+		return nil, fmt.Errorf("CNI manifest %s: %w", in.CNIManifest, err)
+	}
+
+	start := time.Now()
+	yaml, err := Generate(ctx, GenerateInput{Spec: in.Spec, ManagementKubeconfig: in.ManagementKubeconfig, ClusterctlConfigPath: in.ClusterctlConfigPath})
+	if err != nil {
+		return nil, err
+	}
+	objs, err := kube.ParseManifest(yaml)
+	if err != nil {
+		return nil, fmt.Errorf("generated template of %s: %w", in.Name, err)
+	}
+	step("generate", start)
+
+	key := run.Resource{Kind: ResourceKind, Namespace: in.Namespace, Name: in.Name}.Key()
+	if err := in.State.PutResource(run.Resource{
+		Kind: ResourceKind, Name: in.Name, Namespace: in.Namespace, Role: in.Role, Kubeconfig: in.KubeconfigPath,
+		CreatedBy: in.CreatedBy, State: "creating", DeleteHint: DeleteHint(in.ManagementKubeconfig, in.Namespace, in.Name),
+		Attributes: map[string]string{AttrManagedBy: in.ManagementKubeconfig, AttrContainerLabel: bootstrap.ClusterLabel + "=" + in.Name,
+			"kubernetesVersion": in.KubernetesVersion, "flavor": in.Flavor,
+			"machines": fmt.Sprintf("%d control plane, %d workers", in.ControlPlaneMachineCount, in.WorkerMachineCount)},
+	}); err != nil {
+		return nil, fmt.Errorf("recording cluster %s in the run state: %w", in.Name, err)
+	}
+
+	start = time.Now()
+	if err := ensureNamespace(ctx, mgmt, in.Namespace, in.Timeouts.Apply); err != nil {
+		return res, err
+	}
+	p.printf("applying %d objects of cluster %s/%s (flavor %s, %d control plane, %d workers, %s)", len(objs), in.Namespace, in.Name,
+		in.Flavor, in.ControlPlaneMachineCount, in.WorkerMachineCount, in.KubernetesVersion)
+	if err := kube.Apply(ctx, kube.ApplyInput{Cluster: mgmt, Objects: objs, DefaultNamespace: in.Namespace,
+		What: fmt.Sprintf("cluster %s/%s", in.Namespace, in.Name), Timeout: in.Timeouts.Apply, Interval: in.Timeouts.Interval,
+		Progress: in.Progress, Prefix: in.Prefix}); err != nil {
+		return res, err
+	}
+	step("apply", start)
+
+	start = time.Now()
+	wl, err := WaitAPI(ctx, WaitAPIInput{Management: mgmt, Namespace: in.Namespace, Name: in.Name, KubeconfigPath: in.KubeconfigPath,
+		Timeout: in.Timeouts.APIReachable, Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix})
+	if err != nil {
+		return res, err
+	}
+	step("api-reachable", start)
+	c := &Cluster{Name: in.Name, Namespace: in.Namespace, KubeconfigPath: in.KubeconfigPath, Kube: wl, Management: mgmt}
+	res.Cluster = c
+
+	if len(cniObjs) > 0 {
+		start = time.Now()
+		if err := kube.Apply(ctx, kube.ApplyInput{Cluster: wl, Objects: cniObjs, What: "CNI on " + in.Name,
+			Timeout: in.Timeouts.CNI, Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
+			return res, err
+		}
+		p.printf("applied CNI (%d objects from %s) to %s", len(cniObjs), in.CNIManifest, in.Name)
+		step("cni", start)
+	}
+
+	start = time.Now()
+	if err := waitCluster(ctx, mgmt, in, "control plane of "+in.Name+" initialized", in.Timeouts.ControlPlaneInitialized, ControlPlaneInitialized); err != nil {
+		return res, err
+	}
+	step("control-plane-initialized", start)
+
+	start = time.Now()
+	want := int(in.ControlPlaneMachineCount + in.WorkerMachineCount)
+	if err := wait.For(ctx, wait.Options{What: fmt.Sprintf("%d machines of %s Running with a node", want, in.Name),
+		Timeout: in.Timeouts.MachinesRunning, Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix},
+		func(ctx context.Context) (bool, string, error) {
+			ms, err := Machines(ctx, mgmt.Client, in.Namespace, in.Name)
+			if err != nil {
+				return false, "", err
+			}
+			ok, state := MachinesSummary(ms, want)
+			res.Machines = ms
+			return ok >= want && len(ms) == want, state, nil
+		}); err != nil {
+		return res, err
+	}
+	step("machines-running", start)
+
+	if len(in.Images) > 0 {
+		start = time.Now()
+		if _, err := bootstrap.LoadImages(ctx, bootstrap.LoadImagesInput{ClusterName: in.Name, Images: in.Images, Pull: in.PullImages,
+			Timeout: in.Timeouts.LoadImages, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
+			return res, err
+		}
+		step("load-images", start)
+	}
+
+	start = time.Now()
+	if err := kube.WaitNodesReady(ctx, kube.NodesInput{Cluster: wl, Count: want, What: fmt.Sprintf("%d nodes of %s Ready", want, in.Name),
+		Timeout: in.Timeouts.NodesReady, Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
+		return res, err
+	}
+	step("nodes-ready", start)
+
+	start = time.Now()
+	if err := waitCluster(ctx, mgmt, in, "Cluster "+in.Name+" Available", in.Timeouts.ClusterAvailable, Available); err != nil {
+		return res, err
+	}
+	step("cluster-available", start)
+	if err := in.State.SetResourceState(key, "ready"); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+func waitCluster(ctx context.Context, mgmt *kube.Cluster, in CreateInput, what string, timeout time.Duration, done func(*clusterv1.Cluster) bool) error {
+	return wait.For(ctx, wait.Options{What: what, Timeout: timeout, Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix},
+		func(ctx context.Context) (bool, string, error) {
+			c := &clusterv1.Cluster{}
+			if err := mgmt.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.Name}, c); err != nil {
+				if apierrors.IsNotFound(err) {
+					return false, "", wait.Permanent(fmt.Errorf("Cluster %s/%s is gone", in.Namespace, in.Name))
+				}
+				return false, "", err
+			}
+			return done(c), ClusterState(c), nil
+		})
+}
+
+func ensureNamespace(ctx context.Context, c *kube.Cluster, name string, timeout time.Duration) error {
+	return wait.For(ctx, wait.Options{What: "namespace " + name, Timeout: timeout},
+		func(ctx context.Context) (bool, string, error) {
+			err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+			if err == nil || apierrors.IsAlreadyExists(err) {
+				return true, "", nil
+			}
+			return false, "", err
+		})
+}

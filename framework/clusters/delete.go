@@ -1,0 +1,103 @@
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tkg-e2e/harness/framework/bootstrap"
+	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/wait"
+)
+
+// DeleteInput is the input of Delete.
+type DeleteInput struct {
+	// Management holds the Cluster object.
+	Management *kube.Cluster
+	Namespace  string
+	Name       string
+	// State, if set, gets the resource marked deleted.
+	State *run.State
+	// Timeout bounds the deletion, from the delete request until the Cluster
+	// object and its containers are gone.
+	Timeout  time.Duration
+	Interval time.Duration
+	Progress io.Writer
+	Prefix   string
+}
+
+// Delete deletes a Cluster through the cluster that holds it and waits until
+// the Cluster object and its node and load balancer containers are gone. A
+// Cluster that does not exist (any more) is not an error.
+func Delete(ctx context.Context, in DeleteInput) error {
+	if in.Management == nil || in.Namespace == "" || in.Name == "" || in.Timeout <= 0 {
+		return fmt.Errorf("clusters.Delete: invalid input: Management, Namespace, Name and Timeout (> 0) are required")
+	}
+	c := &clusterv1.Cluster{}
+	err := in.Management.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.Name}, c)
+	switch {
+	case apierrors.IsNotFound(err):
+		progress{w: in.Progress, prefix: in.Prefix}.printf("Cluster %s/%s does not exist; checking its containers", in.Namespace, in.Name)
+	case err != nil:
+		return fmt.Errorf("reading Cluster %s/%s: %w", in.Namespace, in.Name, err)
+	default:
+		if c.DeletionTimestamp == nil {
+			if err := in.Management.Client.Delete(ctx, c); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting Cluster %s/%s: %w", in.Namespace, in.Name, err)
+			}
+		}
+	}
+	err = wait.For(ctx, wait.Options{What: fmt.Sprintf("Cluster %s/%s and its containers deleted", in.Namespace, in.Name),
+		Timeout: in.Timeout, Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix},
+		func(ctx context.Context) (bool, string, error) {
+			var parts []string
+			c := &clusterv1.Cluster{}
+			err := in.Management.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.Name}, c)
+			gone := apierrors.IsNotFound(err)
+			if err != nil && !gone {
+				return false, "", err
+			}
+			if !gone {
+				parts = append(parts, "Cluster "+ClusterState(c))
+				if ms, err := Machines(ctx, in.Management.Client, in.Namespace, in.Name); err == nil && len(ms) > 0 {
+					var mm []string
+					for _, m := range ms {
+						mm = append(mm, m.Name+" "+orDash(m.Phase))
+					}
+					parts = append(parts, fmt.Sprintf("%d machines: %s", len(ms), strings.Join(mm, ", ")))
+				}
+			}
+			cs, err := bootstrap.ClusterContainers(ctx, in.Name)
+			if err != nil {
+				return false, "", err
+			}
+			if len(cs) > 0 {
+				var n []string
+				for _, c := range cs {
+					n = append(n, c.Name)
+				}
+				parts = append(parts, fmt.Sprintf("%d containers: %s", len(cs), strings.Join(n, ", ")))
+			}
+			if gone && len(cs) == 0 {
+				return true, "Cluster and containers gone", nil
+			}
+			return false, strings.Join(parts, "; "), nil
+		})
+	if err != nil {
+		return err
+	}
+	if in.State != nil {
+		key := run.Resource{Kind: ResourceKind, Namespace: in.Namespace, Name: in.Name}.Key()
+		if _, ok := in.State.Resource(ResourceKind, in.Name); ok {
+			return in.State.SetResourceState(key, "deleted")
+		}
+	}
+	return nil
+}

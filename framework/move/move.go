@@ -1,0 +1,515 @@
+// Package move hands a Cluster API cluster over from one management cluster
+// to another with `clusterctl move` (the clusterctl library), checked before
+// and after: pre-checks (every Machine has a node, both API servers stay
+// reachable), clusterctl's own discovery as a dry run, the move, and
+// post-checks (the target has every object clusterctl moved, nothing of the
+// cluster is left on the source, the target Cluster is not paused and no
+// Machine was replaced).
+package move
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tkg-e2e/harness/framework/clusters"
+	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/wait"
+)
+
+// Timeouts of Move's steps; they come from the config intervals.
+type Timeouts struct {
+	// PreCheck bounds the wait for every Machine to have a node.
+	PreCheck time.Duration
+	// SettleBefore: both API servers must answer for this long before the move.
+	SettleBefore time.Duration
+	Discovery    time.Duration
+	Move         time.Duration
+	// PostCheck bounds the wait for the target to show every moved object.
+	PostCheck time.Duration
+	// Reconcile bounds the wait, after the move, for the target's controllers to
+	// report every Machine Running with a node and the Cluster Available again.
+	Reconcile time.Duration
+	// SettleAfter: Machines (names, UIDs, provider IDs) must then stay unchanged
+	// and the Cluster unpaused for this long.
+	SettleAfter time.Duration
+	Interval    time.Duration
+}
+
+func (t Timeouts) validate() []string {
+	var errs []string
+	if t.PreCheck <= 0 || t.Discovery <= 0 || t.Move <= 0 || t.PostCheck <= 0 || t.Reconcile <= 0 {
+		errs = append(errs, "Timeouts.PreCheck, Discovery, Move, PostCheck and Reconcile must be > 0 (set them from the config intervals)")
+	}
+	if t.SettleBefore < 0 || t.SettleAfter < 0 {
+		errs = append(errs, "Timeouts.SettleBefore and SettleAfter must be >= 0")
+	}
+	if t.Interval <= 0 {
+		errs = append(errs, "Timeouts.Interval must be > 0 (it paces the settle checks)")
+	}
+	return errs
+}
+
+// Input is the input of Move.
+type Input struct {
+	// FromKubeconfig is the cluster that holds the Cluster objects now (the
+	// bootstrap cluster); ToKubeconfig the one that takes them over (for a
+	// self-hosted management cluster, the moved cluster itself).
+	FromKubeconfig string
+	ToKubeconfig   string
+	// Namespace and ClusterName of the Cluster to move. clusterctl moves every
+	// Cluster in the namespace; the checks look at this one.
+	Namespace            string
+	ClusterName          string
+	ClusterctlConfigPath string
+	// State, if set, gets the moved cluster's resource updated: managed by the
+	// target, self-hosted when the target is the cluster itself.
+	State    *run.State
+	Timeouts Timeouts
+	// Verbosity of clusterctl's log in Progress (0: its summary lines).
+	Verbosity int
+	Progress  io.Writer
+	Prefix    string
+}
+
+func (in *Input) validate() error {
+	var errs []string
+	if in.FromKubeconfig == "" || in.ToKubeconfig == "" {
+		errs = append(errs, "FromKubeconfig and ToKubeconfig are required")
+	} else if in.FromKubeconfig == in.ToKubeconfig {
+		errs = append(errs, "FromKubeconfig and ToKubeconfig are the same file")
+	}
+	if in.Namespace == "" || in.ClusterName == "" {
+		errs = append(errs, "Namespace and ClusterName are required")
+	}
+	errs = append(errs, in.Timeouts.validate()...)
+	if len(errs) > 0 {
+		return fmt.Errorf("move.Move: invalid input: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Result of Move.
+type Result struct {
+	// Inventory is clusterctl's discovery on the source before the move.
+	Inventory *Inventory
+	// Created and Deleted are the objects clusterctl created on the target and
+	// deleted from the source during the move, per kind.
+	Created map[string]int
+	Deleted map[string]int
+	// CreatedDiff lists per-kind differences between the dry run's move set and
+	// what the move created (something changed on the source in between).
+	CreatedDiff []string
+	// Target counts, per kind, the moved objects found on the target afterwards.
+	Target map[string]int
+	// Diff lists per-kind differences between the move set and Target (empty when equal).
+	Diff []string
+	// KeptOnSource are moved objects clusterctl deliberately leaves on the
+	// source (global or shared ones it does not delete).
+	KeptOnSource []string
+	// MachinesBefore on the source, MachinesAfter on the target after the settle period.
+	MachinesBefore []clusters.Machine
+	MachinesAfter  []clusters.Machine
+	// Steps: pre-check, discovery, move, post-check, settle (reconcile + settle period).
+	Steps []Step
+}
+
+// Step is one timed step.
+type Step struct {
+	Name     string
+	Duration time.Duration
+}
+
+// Move runs pre-checks, clusterctl's discovery (dry run), `clusterctl move`
+// and post-checks. On success the moved cluster's run-state resource says it
+// is managed by the target.
+//
+// Cancelling ctx during the move itself returns at once, but clusterctl may
+// have paused the source Cluster and created part of the objects on the
+// target: the error says so; run the move again, or unpause the source.
+func Move(ctx context.Context, in Input) (*Result, error) {
+	if err := in.validate(); err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	step := func(name string, start time.Time) {
+		res.Steps = append(res.Steps, Step{Name: name, Duration: time.Since(start)})
+	}
+	p := progress{w: in.Progress, prefix: in.Prefix}
+	from, err := kube.Connect(in.FromKubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("source: %w", err)
+	}
+	to, err := kube.Connect(in.ToKubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("target: %w", err)
+	}
+
+	start := time.Now()
+	if res.MachinesBefore, err = PreCheck(ctx, PreCheckInput{Source: from, Target: to, Namespace: in.Namespace, ClusterName: in.ClusterName,
+		Timeout: in.Timeouts.PreCheck, Settle: in.Timeouts.SettleBefore, Interval: in.Timeouts.Interval,
+		Progress: in.Progress, Prefix: in.Prefix}); err != nil {
+		return res, err
+	}
+	step("pre-check", start)
+
+	start = time.Now()
+	if res.Inventory, err = Discover(ctx, DiscoverInput{FromKubeconfig: in.FromKubeconfig, Namespace: in.Namespace,
+		ClusterctlConfigPath: in.ClusterctlConfigPath, Timeout: in.Timeouts.Discovery}); err != nil {
+		return res, err
+	}
+	step("discovery", start)
+	for _, line := range strings.Split(res.Inventory.String(), "\n") {
+		p.printf("discovery: %s", line)
+	}
+
+	start = time.Now()
+	rec := newRecorder()
+	mctx, cancel := context.WithTimeout(ctx, in.Timeouts.Move)
+	defer cancel()
+	p.printf("clusterctl move -n %s: %s -> %s", in.Namespace, in.FromKubeconfig, in.ToKubeconfig)
+	err = kube.ClusterctlCall(mctx, kube.ClusterctlLog{Out: in.Progress, Prefix: in.Prefix, Verbosity: in.Verbosity, Observe: rec.observe},
+		func(ctx context.Context) error {
+			c, err := clusterctlclient.New(ctx, in.ClusterctlConfigPath)
+			if err != nil {
+				return err
+			}
+			return c.Move(ctx, clusterctlclient.MoveOptions{FromKubeconfig: clusterctlclient.Kubeconfig{Path: in.FromKubeconfig},
+				ToKubeconfig: clusterctlclient.Kubeconfig{Path: in.ToKubeconfig}, Namespace: in.Namespace})
+		})
+	res.Created, res.Deleted = countByKind(rec.created), countByKind(rec.deleted)
+	if err != nil {
+		return res, fmt.Errorf("clusterctl move of %s/%s (created %d of %d objects on the target, deleted %d from the source; "+
+			"the source Cluster may be left paused: run the move again): %w",
+			in.Namespace, in.ClusterName, len(rec.created), len(res.Inventory.Objects), len(rec.deleted), err)
+	}
+	step("move", start)
+	if res.CreatedDiff = DiffCounts(res.Inventory.ToMove(), res.Created); len(res.CreatedDiff) > 0 {
+		p.printf("WARNING: the move created a different set than the dry run listed: %s", strings.Join(res.CreatedDiff, "; "))
+	}
+	p.printf("moved: created %d objects on the target, deleted %d from the source in %s", len(rec.created), len(rec.deleted),
+		time.Since(start).Round(100*time.Millisecond))
+
+	if in.State != nil {
+		if r, ok := in.State.Resource(clusters.ResourceKind, in.ClusterName); ok && r.Namespace == in.Namespace {
+			if r.Attributes == nil {
+				r.Attributes = map[string]string{}
+			}
+			r.Attributes[clusters.AttrManagedBy] = in.ToKubeconfig
+			if r.Kubeconfig == in.ToKubeconfig {
+				r.Attributes[clusters.AttrSelfHosted] = "true"
+			}
+			r.DeleteHint = clusters.DeleteHint(in.ToKubeconfig, in.Namespace, in.ClusterName)
+			if err := in.State.PutResource(r); err != nil {
+				return res, err
+			}
+		}
+	}
+
+	start = time.Now()
+	if err := PostCheck(ctx, PostCheckInput{Source: from, Target: to, Namespace: in.Namespace, ClusterName: in.ClusterName,
+		Inventory: res.Inventory, Deleted: rec.deleted, Timeout: in.Timeouts.PostCheck, Interval: in.Timeouts.Interval,
+		Progress: in.Progress, Prefix: in.Prefix}, res); err != nil {
+		return res, err
+	}
+	step("post-check", start)
+
+	start = time.Now()
+	if res.MachinesAfter, err = Settle(ctx, SettleInput{Target: to, Namespace: in.Namespace, ClusterName: in.ClusterName,
+		Before: res.MachinesBefore, ReconcileTimeout: in.Timeouts.Reconcile, Settle: in.Timeouts.SettleAfter, Interval: in.Timeouts.Interval,
+		Progress: in.Progress, Prefix: in.Prefix}); err != nil {
+		return res, err
+	}
+	step("settle", start)
+	return res, nil
+}
+
+// PreCheckInput is the input of PreCheck.
+type PreCheckInput struct {
+	Source, Target         *kube.Cluster
+	Namespace, ClusterName string
+	// Timeout bounds the wait for the Cluster's Machines to have nodes.
+	Timeout time.Duration
+	// Settle is how long both API servers must keep answering.
+	Settle   time.Duration
+	Interval time.Duration
+	Progress io.Writer
+	Prefix   string
+}
+
+// PreCheck waits until the Cluster exists on the source, is not paused and
+// every one of its Machines is Running with a NodeRef, then checks that both
+// API servers answer /readyz throughout Settle. It returns the source Machines.
+func PreCheck(ctx context.Context, in PreCheckInput) ([]clusters.Machine, error) {
+	if in.Source == nil || in.Target == nil || in.Namespace == "" || in.ClusterName == "" || in.Timeout <= 0 || in.Interval <= 0 {
+		return nil, fmt.Errorf("move.PreCheck: invalid input: Source, Target, Namespace, ClusterName, Timeout and Interval are required")
+	}
+	var machines []clusters.Machine
+	err := wait.For(ctx, wait.Options{What: fmt.Sprintf("every Machine of %s/%s Running with a node before the move", in.Namespace, in.ClusterName),
+		Timeout: in.Timeout, Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix},
+		func(ctx context.Context) (bool, string, error) {
+			c := &clusterv1.Cluster{}
+			if err := in.Source.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.ClusterName}, c); err != nil {
+				if apierrors.IsNotFound(err) {
+					return false, "", wait.Permanent(fmt.Errorf("Cluster %s/%s is not on the source", in.Namespace, in.ClusterName))
+				}
+				return false, "", err
+			}
+			if clusters.Paused(c) {
+				return false, "", wait.Permanent(fmt.Errorf("Cluster %s/%s is paused on the source (clusterctl refuses to move a paused Cluster)", in.Namespace, in.ClusterName))
+			}
+			ms, err := clusters.Machines(ctx, in.Source.Client, in.Namespace, in.ClusterName)
+			if err != nil {
+				return false, "", err
+			}
+			machines = ms
+			ok, state := clusters.MachinesSummary(ms, 1)
+			return ok == len(ms) && len(ms) > 0, state, nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	if in.Settle <= 0 {
+		return machines, nil
+	}
+	deadline := time.Now().Add(in.Settle)
+	checks := 0
+	err = wait.For(ctx, wait.Options{What: fmt.Sprintf("both API servers answering for %s", in.Settle), Timeout: in.Settle + time.Minute,
+		Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix},
+		func(ctx context.Context) (bool, string, error) {
+			for name, c := range map[string]*kube.Cluster{"source": in.Source, "target": in.Target} {
+				if err := c.Ready(ctx); err != nil {
+					return false, "", wait.Permanent(fmt.Errorf("%s API server (%s) stopped answering after %d good checks: %w", name, c.Kubeconfig, checks, err))
+				}
+			}
+			checks++
+			return !time.Now().Before(deadline), fmt.Sprintf("%d checks of both API servers passed", checks), nil
+		})
+	return machines, err
+}
+
+// PostCheckInput is the input of PostCheck.
+type PostCheckInput struct {
+	Source, Target         *kube.Cluster
+	Namespace, ClusterName string
+	// Inventory from Discover before the move.
+	Inventory *Inventory
+	// Deleted are the objects clusterctl reported deleting from the source.
+	Deleted  []Object
+	Timeout  time.Duration
+	Interval time.Duration
+	Progress io.Writer
+	Prefix   string
+}
+
+// PostCheck checks that every object of the move set exists on the target
+// (per-kind counts equal to the discovery; the diff is reported), that none of
+// the objects clusterctl deleted is still on the source and no Cluster or
+// Machine of the cluster remains there, and that the target Cluster is not
+// paused. It fills res.Target, res.Diff and res.KeptOnSource.
+func PostCheck(ctx context.Context, in PostCheckInput, res *Result) error {
+	if in.Source == nil || in.Target == nil || in.Inventory == nil || res == nil || in.Timeout <= 0 {
+		return fmt.Errorf("move.PostCheck: invalid input: Source, Target, Inventory, a Result and Timeout are required")
+	}
+	toIdx, err := kindIndex(ctx, in.Target.Client)
+	if err != nil {
+		return err
+	}
+	fromIdx, err := kindIndex(ctx, in.Source.Client)
+	if err != nil {
+		return err
+	}
+	want := in.Inventory.ToMove()
+	err = wait.For(ctx, wait.Options{What: "every moved object on the target", Timeout: in.Timeout, Interval: in.Interval,
+		Progress: in.Progress, Prefix: in.Prefix},
+		func(ctx context.Context) (bool, string, error) {
+			var found []Object
+			var missing []string
+			for _, o := range in.Inventory.Objects {
+				ok, err := lookup(ctx, in.Target.Client, toIdx, o)
+				if err != nil {
+					return false, "", err
+				}
+				if ok {
+					found = append(found, o)
+				} else {
+					missing = append(missing, o.String())
+				}
+			}
+			res.Target = countByKind(found)
+			res.Diff = DiffCounts(want, res.Target)
+			state := fmt.Sprintf("%d/%d moved objects on the target", len(found), len(in.Inventory.Objects))
+			if len(missing) > 0 {
+				state += "; missing: " + strings.Join(first(missing, 5), ", ")
+			}
+			return len(res.Diff) == 0, state, nil
+		})
+	if err != nil {
+		return fmt.Errorf("%w (per-kind diff: %s)", err, strings.Join(res.Diff, "; "))
+	}
+
+	var left []string
+	deleted := map[Object]bool{}
+	for _, o := range in.Deleted {
+		deleted[o] = true
+	}
+	for _, o := range in.Inventory.Objects {
+		ok, err := lookup(ctx, in.Source.Client, fromIdx, o)
+		if err != nil {
+			return fmt.Errorf("checking the source for %s: %w", o, err)
+		}
+		switch {
+		case ok && deleted[o]:
+			left = append(left, o.String())
+		case ok:
+			res.KeptOnSource = append(res.KeptOnSource, o.String())
+		}
+	}
+	cl := clusterv1.ClusterList{}
+	if err := in.Source.Client.List(ctx, &cl, client.InNamespace(in.Namespace)); err != nil {
+		return fmt.Errorf("listing Clusters on the source: %w", err)
+	}
+	for _, c := range cl.Items {
+		if c.Name == in.ClusterName {
+			left = append(left, "Cluster "+in.Namespace+"/"+c.Name)
+		}
+	}
+	ms, err := clusters.Machines(ctx, in.Source.Client, in.Namespace, in.ClusterName)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		left = append(left, "Machine "+in.Namespace+"/"+m.Name)
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("after the move, objects of %s/%s are still on the source: %s", in.Namespace, in.ClusterName, strings.Join(left, ", "))
+	}
+
+	c := &clusterv1.Cluster{}
+	if err := in.Target.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.ClusterName}, c); err != nil {
+		return fmt.Errorf("reading Cluster %s/%s on the target: %w", in.Namespace, in.ClusterName, err)
+	}
+	if clusters.Paused(c) {
+		return fmt.Errorf("Cluster %s/%s is still paused on the target after the move (%s)", in.Namespace, in.ClusterName, clusters.ClusterState(c))
+	}
+	return nil
+}
+
+// SettleInput is the input of Settle.
+type SettleInput struct {
+	Target                 *kube.Cluster
+	Namespace, ClusterName string
+	// Before are the Machines on the source before the move.
+	Before []clusters.Machine
+	// ReconcileTimeout bounds the wait for the target's controllers to report
+	// every Machine Running with a node and the Cluster Available again: a
+	// moved object starts with an empty status.
+	ReconcileTimeout time.Duration
+	// Settle is how long the Machines must then stay unchanged.
+	Settle   time.Duration
+	Interval time.Duration
+	Progress io.Writer
+	Prefix   string
+}
+
+// Settle checks that the move replaced no Machine. The target must show the
+// same Machine names and provider IDs the source had, report them Running
+// with a node and the Cluster Available once its controllers have reconciled
+// the moved objects, and then, for Settle, keep the same Machines (names and
+// UIDs) with the Cluster unpaused. It returns the target's Machines.
+func Settle(ctx context.Context, in SettleInput) ([]clusters.Machine, error) {
+	if in.Target == nil || in.ReconcileTimeout <= 0 || in.Interval <= 0 {
+		return nil, fmt.Errorf("move.Settle: invalid input: Target, ReconcileTimeout and Interval are required")
+	}
+	var last []clusters.Machine
+	check := func(ctx context.Context, ref []clusters.Machine, sameUIDs bool) (running bool, state string, c *clusterv1.Cluster, err error) {
+		ms, err := clusters.Machines(ctx, in.Target.Client, in.Namespace, in.ClusterName)
+		if err != nil {
+			return false, "", nil, err
+		}
+		last = ms
+		if d := machineDiff(ref, ms, sameUIDs); d != "" {
+			return false, "", nil, wait.Permanent(fmt.Errorf("a Machine was replaced or changed by the move: %s", d))
+		}
+		c = &clusterv1.Cluster{}
+		if err := in.Target.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.ClusterName}, c); err != nil {
+			return false, "", nil, err
+		}
+		if clusters.Paused(c) {
+			return false, "", nil, wait.Permanent(fmt.Errorf("Cluster %s is paused on the target after the move", in.ClusterName))
+		}
+		ok, state := clusters.MachinesSummary(ms, len(ref))
+		return ok == len(ms), state, c, nil
+	}
+	err := wait.For(ctx, wait.Options{What: fmt.Sprintf("target reporting the Machines of %s Running and the Cluster Available", in.ClusterName),
+		Timeout: in.ReconcileTimeout, Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix},
+		func(ctx context.Context) (bool, string, error) {
+			running, state, c, err := check(ctx, in.Before, false)
+			if err != nil {
+				return false, state, err
+			}
+			return running && clusters.Available(c), state + "; Cluster " + clusters.ClusterState(c), nil
+		})
+	if err != nil || in.Settle <= 0 {
+		return last, err
+	}
+	moved := last
+	deadline := time.Now().Add(in.Settle)
+	err = wait.For(ctx, wait.Options{What: fmt.Sprintf("Machines of %s unchanged for %s after the move", in.ClusterName, in.Settle),
+		Timeout: in.Settle + in.ReconcileTimeout, Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix},
+		func(ctx context.Context) (bool, string, error) {
+			running, state, _, err := check(ctx, moved, true)
+			if err != nil {
+				return false, state, err
+			}
+			return running && !time.Now().Before(deadline), state + "; names and UIDs unchanged", nil
+		})
+	return last, err
+}
+
+// machineDiff compares two Machine sets by name and provider ID, and by UID
+// when sameUIDs (UIDs change by design when clusterctl recreates the objects
+// on the target, so they are compared only on the same cluster).
+func machineDiff(a, b []clusters.Machine, sameUIDs bool) string {
+	am := map[string]clusters.Machine{}
+	for _, m := range a {
+		am[m.Name] = m
+	}
+	bm := map[string]clusters.Machine{}
+	for _, m := range b {
+		bm[m.Name] = m
+	}
+	var d []string
+	for n, m := range am {
+		o, ok := bm[n]
+		switch {
+		case !ok:
+			d = append(d, "Machine "+n+" is gone")
+		case m.ProviderID != o.ProviderID:
+			d = append(d, fmt.Sprintf("Machine %s providerID %s -> %s", n, m.ProviderID, o.ProviderID))
+		case sameUIDs && m.UID != o.UID:
+			d = append(d, fmt.Sprintf("Machine %s UID %s -> %s (recreated)", n, m.UID, o.UID))
+		}
+	}
+	for n := range bm {
+		if _, ok := am[n]; !ok {
+			d = append(d, "new Machine "+n)
+		}
+	}
+	return strings.Join(d, "; ")
+}
+
+func first(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n:n], fmt.Sprintf("and %d more", len(s)-n))
+}

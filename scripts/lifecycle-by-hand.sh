@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# lifecycle-by-hand.sh - the local lifecycle with bare CLIs (kind, clusterctl, kubectl), timed per step,
+# as the baseline for the harness's overhead (framework/clusters TestLifecycleReal runs the same flow):
+#   kind bootstrap -> clusterctl init -> management (1 CP + 1 worker) -> load images + clusterctl init +
+#   kapp-controller on it -> clusterctl move -> kind delete -> workload (1 CP + WL_WORKERS workers) -> cleanup.
+# Needs the kit's environment: . /var/cache/testbed/out/env.sh (or the same variables on a registry machine).
+# Names start with $PREFIX (default h4eh<random>); only containers carrying those names/labels are touched.
+# KEEP=1 skips cleanup.
+set -euo pipefail
+
+for v in KIND_NODE_IMAGE CLUSTERCTL_CONFIG CNI_MANIFEST KAPP_CONTROLLER_MANIFEST KAPP_CONTROLLER_IMAGE CAPI_IMAGES CERT_MANAGER_IMAGES; do
+  [ -n "${!v:-}" ] || { echo "missing \$$v: run '. /var/cache/testbed/out/env.sh' first" >&2; exit 2; }
+done
+PREFIX=${PREFIX:-h4eh$(printf %04x $RANDOM)}
+K8S=${KUBERNETES_VERSION:-v1.33.1}
+WL_WORKERS=${WL_WORKERS:-0}
+BOOT=$PREFIX-boot MGMT=$PREFIX-mgmt WL=$PREFIX-wl NS=$PREFIX
+DIR=$(mktemp -d /tmp/lifecycle-by-hand-$PREFIX.XXXX)
+BKC=$DIR/bootstrap.kubeconfig MKC=$DIR/management.kubeconfig WKC=$DIR/workload.kubeconfig
+TIMES=$DIR/times.txt; : >"$TIMES"
+T0=$(date +%s.%N)
+
+log() { echo "$(date +%T) $*"; }
+step() { # step NAME CMD... : runs and records the duration
+  local name=$1; shift; local s; s=$(date +%s.%N)
+  log "==> $name"
+  "$@"
+  local d; d=$(echo "$(date +%s.%N) - $s" | bc)
+  printf '  %-28s %7.1fs\n' "$name" "$d" | tee -a "$TIMES"
+}
+until_ok() { # until_ok TIMEOUT_S CMD... : retry every 2s
+  local t=$1; shift; local s; s=$(date +%s)
+  until "$@" >/dev/null 2>&1; do
+    [ $(( $(date +%s) - s )) -lt "$t" ] || { log "timed out after ${t}s: $*"; "$@"; return 1; }
+    sleep 2
+  done
+}
+
+cleanup() {
+  local rc=$?
+  set +e
+  if [ -n "${KEEP:-}" ]; then log "KEEP=1: leaving everything; kubeconfigs in $DIR"; exit $rc; fi
+  local s; s=$(date +%s.%N)
+  log "==> cleanup"
+  if [ -f "$MKC" ] && kubectl --kubeconfig "$MKC" -n "$NS" get cluster "$WL" >/dev/null 2>&1; then
+    kubectl --kubeconfig "$MKC" -n "$NS" delete cluster "$WL" --wait=true --timeout=300s >/dev/null
+  fi
+  if kind get clusters 2>/dev/null | grep -qx "$BOOT"; then
+    # not moved yet: the bootstrap cluster still manages the management cluster
+    kubectl --kubeconfig "$BKC" -n "$NS" delete cluster "$MGMT" --wait=true --timeout=300s >/dev/null 2>&1
+    kind delete cluster --name "$BOOT" >/dev/null 2>&1
+  fi
+  for c in "$MGMT" "$WL"; do   # self-hosted management cluster (and any leftovers): by docker label
+    ids=$(docker ps -aq --filter "label=io.x-k8s.kind.cluster=$c")
+    [ -z "$ids" ] || docker rm -f -v $ids >/dev/null
+  done
+  printf '  %-28s %7.1fs\n' cleanup "$(echo "$(date +%s.%N) - $s" | bc)" | tee -a "$TIMES"
+  local leaks; leaks=$(docker ps -a --format '{{.Names}}' | grep "^$PREFIX" || true)
+  leaks+=$(docker network ls --format '{{.Name}}' | grep "^$PREFIX" || true)
+  leaks+=$(kind get clusters 2>/dev/null | grep "^$PREFIX" || true)
+  if [ -n "$leaks" ]; then log "LEAKS: $leaks"; rc=1; else log "leak check: nothing of $PREFIX left"; fi
+  log "per-step times (run $PREFIX):"; cat "$TIMES"
+  printf '  %-28s %7.1fs\n' TOTAL "$(echo "$(date +%s.%N) - $T0" | bc)"
+  rm -rf "$DIR"
+  exit $rc
+}
+trap cleanup EXIT
+
+kind_create() {
+  cat >"$DIR/kind.yaml" <<YAML
+kind: Cluster
+apiVersion: kind.x-k8s.io/v1alpha4
+nodes:
+- role: control-plane
+  extraMounts:
+  - hostPath: /var/run/docker.sock
+    containerPath: /var/run/docker.sock
+YAML
+  kind create cluster --name "$BOOT" --image "$KIND_NODE_IMAGE" --config "$DIR/kind.yaml" --kubeconfig "$BKC" --wait 3m
+}
+clusterctl_init() { # KUBECONFIG
+  clusterctl init --config "$CLUSTERCTL_CONFIG" --kubeconfig "$1" --infrastructure docker --wait-providers --wait-provider-timeout 600
+}
+create_cluster() { # MGMT_KUBECONFIG NAME WORKERS OUT_KUBECONFIG
+  local mkc=$1 name=$2 workers=$3 out=$4 s
+  kubectl --kubeconfig "$mkc" create namespace "$NS" --dry-run=client -o yaml | kubectl --kubeconfig "$mkc" apply -f - >/dev/null
+  clusterctl generate cluster "$name" -n "$NS" --config "$CLUSTERCTL_CONFIG" --kubeconfig "$mkc" --infrastructure docker \
+    --flavor development --kubernetes-version "$K8S" --control-plane-machine-count 1 --worker-machine-count "$workers" >"$DIR/$name.yaml"
+  until_ok 180 kubectl --kubeconfig "$mkc" apply -f "$DIR/$name.yaml"        # webhooks refuse right after init
+  until_ok 600 sh -c "clusterctl get kubeconfig $name -n $NS --kubeconfig $mkc >$out && [ -s $out ]"
+  until_ok 600 kubectl --kubeconfig "$out" get --raw /readyz
+  log "$name API reachable; applying CNI"
+  until_ok 120 kubectl --kubeconfig "$out" apply -f "$CNI_MANIFEST"
+  local want=$((1 + workers))
+  until_ok 900 sh -c "[ \$(kubectl --kubeconfig $out get nodes --no-headers | wc -l) -ge $want ]"
+  kubectl --kubeconfig "$out" wait nodes --all --for=condition=Ready --timeout=600s
+  kubectl --kubeconfig "$mkc" -n "$NS" wait "cluster/$name" --for=condition=Available --timeout=600s
+}
+kapp() {
+  kubectl --kubeconfig "$MKC" apply -f "$KAPP_CONTROLLER_MANIFEST" >/dev/null
+  kubectl --kubeconfig "$MKC" -n kapp-controller rollout status deploy/kapp-controller --timeout=180s
+  kubectl --kubeconfig "$MKC" wait apiservice/v1alpha1.data.packaging.carvel.dev --for=condition=Available --timeout=180s
+}
+move() { clusterctl move --kubeconfig "$BKC" --to-kubeconfig "$MKC" -n "$NS" --config "$CLUSTERCTL_CONFIG" -v 1; }
+
+log "run $PREFIX in $DIR"
+step kind-create kind_create
+step kind-load kind load docker-image --name "$BOOT" $CAPI_IMAGES $CERT_MANAGER_IMAGES
+step clusterctl-init clusterctl_init "$BKC"
+step management-create create_cluster "$BKC" "$MGMT" 1 "$MKC"
+step management-load kind load docker-image --name "$MGMT" $CAPI_IMAGES $CERT_MANAGER_IMAGES "$KAPP_CONTROLLER_IMAGE"
+step management-init clusterctl_init "$MKC"
+step kapp-controller kapp
+step move move
+step kind-delete kind delete cluster --name "$BOOT" --kubeconfig "$BKC"
+step workload-create create_cluster "$MKC" "$WL" "$WL_WORKERS" "$WKC"
