@@ -99,13 +99,13 @@ else
 	@$(HARNESS) validate -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)'
 	@mkdir -p $(ARTIFACTS) && ln -sfn $(ARTIFACTS) $(ROOT)/artifacts/latest
 	@echo "artifacts: $(ARTIFACTS)"
-	$(GINKGO) -v --no-color --fail-on-empty --poll-progress-after=5m --poll-progress-interval=2m \
+	set -o pipefail; $(GINKGO) -v --no-color --fail-on-empty --poll-progress-after=5m --poll-progress-interval=2m \
 	  --timeout=$$($(HARNESS) get timeout -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)') \
 	  $(if $(LABEL_FILTER),--label-filter='$(LABEL_FILTER)') $(FOCUS_ARG) $(if $(SKIP),--skip='$(SKIP)') \
 	  $(GINKGO_ARGS) ./e2e -- \
 	  -e2e.config=$(abspath $(CONFIG)) -e2e.config-overrides='$(CONFIG_OVERRIDES)' \
 	  -e2e.artifacts-folder=$(ARTIFACTS) $(if $(filter 1,$(RESUME)),-e2e.resume) \
-	  $(if $(filter 1,$(SKIP_CLEANUP)),-e2e.skip-cleanup)
+	  $(if $(filter 1,$(SKIP_CLEANUP)),-e2e.skip-cleanup) 2>&1 | tee $(ARTIFACTS)/console.log
 endif
 
 .PHONY: clean-run

@@ -82,7 +82,7 @@ s=$SECONDS
 cd "$ROOT"
 set +e # the exit code is go test's, taken from PIPESTATUS below
 # shellcheck disable=SC2086
-HARNESS_TEST_KUBECONFIG=$KC go test -count=1 -timeout 20m -v -run 'Real' ${GO_TEST_FLAGS:-} ./framework/placement/ ./framework/packages/ \
+HARNESS_TEST_KUBECONFIG=$KC go test -count=1 -timeout 20m -v -run 'Real' ${GO_TEST_FLAGS:-} ./framework/placement/ ./framework/packages/ ./framework/artifacts/... \
   2>&1 | tee "$WORK/go-test.log"
 rc=${PIPESTATUS[0]}
 set -e

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
@@ -183,6 +184,20 @@ func WriteReports(_ context.Context, env *Env, suite types.Report) {
 		case s.State.Is(types.SpecStateSkipped | types.SpecStatePending):
 			skipped++
 		}
+	}
+	// Every run proves its own artifacts hold no secret it handled.
+	leaks, scanned, err := scanArtifacts(env)
+	switch {
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "artifacts: secret scan: %v\n", err)
+	case len(leaks) > 0:
+		var lines []string
+		for _, l := range leaks {
+			lines = append(lines, l.String())
+		}
+		Fail(fmt.Sprintf("secrets reached the artifacts folder (%d places):\n%s", len(leaks), strings.Join(lines, "\n")))
+	default:
+		fmt.Fprintf(os.Stdout, "artifacts: secret scan clean (%d secret values, every file under %s)\n", scanned, env.ArtifactFolder)
 	}
 	fmt.Fprintf(os.Stdout, "\nverdict %s (%s) — artifacts: %s\n", res.Verdict, res.Classification.Reason, env.ArtifactFolder)
 	// The plain count line CI tooling reads.

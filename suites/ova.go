@@ -107,6 +107,7 @@ func vsphereSession(ctx context.Context, env *Env) (*vsphere.Session, error) {
 			return nil, fmt.Errorf("starting vcsim: %w", err)
 		}
 		env.AddCloser("vcsim", func(context.Context) error { sim.Close(); return nil })
+		env.addRunSecret(sim.Password)
 		env.Printf("[ova] vcsim (VPX model) listening on %s", sim.Server)
 		in = sim.SessionInput()
 	} else {

@@ -31,6 +31,7 @@ func SuiteTeardown(ctx context.Context, env *Env) {
 		return
 	}
 	CollectAll(ctx, env)
+	env.Set(envScanSecrets, runSecrets(env))
 	defer func() {
 		if err := env.Close(ctx); err != nil {
 			env.Printf("closing: %v", err)
@@ -63,4 +64,3 @@ func SuiteTeardown(ctx context.Context, env *Env) {
 	}
 	_ = os.RemoveAll(KubeconfigDir(env))
 }
-

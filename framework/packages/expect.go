@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tkg-e2e/harness/framework/strictjson"
 	"maps"
 	"os"
 	"regexp"
@@ -90,7 +91,7 @@ func Parse(data []byte, source string) (*List, error) {
 		return nil, fmt.Errorf("%s: not valid YAML: %w", source, err)
 	}
 	var shape listShape
-	if err := decodeStrict(js, &shape, source); err != nil {
+	if err := strictjson.Decode(js, &shape, source); err != nil {
 		return nil, err
 	}
 	l := &List{Name: shape.Name, Description: shape.Description, Roles: map[string][]Expected{}, Source: source}
@@ -111,7 +112,7 @@ func Parse(data []byte, source string) (*List, error) {
 		for i, raw := range shape.Roles[role] {
 			at := fmt.Sprintf("%s: roles.%s[%d]", source, role, i)
 			var e Expected
-			if err := decodeStrict(raw, &e, at); err != nil {
+			if err := strictjson.Decode(raw, &e, at); err != nil {
 				errs = append(errs, err)
 				continue
 			}

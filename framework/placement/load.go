@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tkg-e2e/harness/framework/strictjson"
 	"maps"
 	"os"
 	"slices"
@@ -55,7 +56,7 @@ func Parse(data []byte, source string) (*Matrix, error) {
 		return nil, fmt.Errorf("%s: not valid YAML: %w", source, err)
 	}
 	var shape fileShape
-	if err := decodeStrict(js, &shape, source); err != nil {
+	if err := strictjson.Decode(js, &shape, source); err != nil {
 		return nil, err
 	}
 	m := &Matrix{Name: shape.Name, Description: shape.Description, Roles: shape.Roles, Source: source}
@@ -77,9 +78,9 @@ func Parse(data []byte, source string) (*Matrix, error) {
 	}
 
 	var defaults defaultsShape
-	if err := decodeStrict(shape.Defaults, &defaults, source+": defaults"); err != nil {
+	if err := strictjson.Decode(shape.Defaults, &defaults, source+": defaults"); err != nil {
 		errs = append(errs, err)
-	} else if err := decodeStrict(defaults.Readiness, &m.Defaults.Readiness, source+": defaults.readiness"); err != nil {
+	} else if err := strictjson.Decode(defaults.Readiness, &m.Defaults.Readiness, source+": defaults.readiness"); err != nil {
 		errs = append(errs, err)
 	} else if err := checkReadiness(m.Defaults.Readiness); err != nil {
 		add("%s: defaults.readiness: %v", source, err)
@@ -108,7 +109,7 @@ func Parse(data []byte, source string) (*Matrix, error) {
 
 func parseComponent(raw json.RawMessage, at string, roles []Role) (Component, []error) {
 	var s componentShape
-	if err := decodeStrict(raw, &s, at); err != nil {
+	if err := strictjson.Decode(raw, &s, at); err != nil {
 		return Component{}, []error{err}
 	}
 	if s.Name != "" {
@@ -134,14 +135,14 @@ func parseComponent(raw json.RawMessage, at string, roles []Role) (Component, []
 	}
 
 	if len(s.Match) == 0 {
-		add("match is required (one of: %s)", strings.Join(knownKeys(&Match{}), ", "))
-	} else if err := decodeStrict(s.Match, &c.Match, at+".match"); err != nil {
+		add("match is required (one of: %s)", strings.Join(strictjson.KnownKeys(&Match{}), ", "))
+	} else if err := strictjson.Decode(s.Match, &c.Match, at+".match"); err != nil {
 		errs = append(errs, err)
 	} else if n := c.Match.setFields(); n != 1 {
-		add("match: set exactly one of %s (got %d)", strings.Join(knownKeys(&Match{}), ", "), n)
+		add("match: set exactly one of %s (got %d)", strings.Join(strictjson.KnownKeys(&Match{}), ", "), n)
 	}
 
-	if err := decodeStrict(s.Readiness, &c.Readiness, at+".readiness"); err != nil {
+	if err := strictjson.Decode(s.Readiness, &c.Readiness, at+".readiness"); err != nil {
 		errs = append(errs, err)
 	} else if err := checkReadiness(c.Readiness); err != nil {
 		add("readiness: %v", err)

@@ -1,4 +1,7 @@
-package packages
+// Package strictjson decodes one JSON section (a YAML file after conversion)
+// and rejects keys the target type does not know, naming where and what
+// would have been valid. The placement matrix and package list loaders share it.
+package strictjson
 
 import (
 	"bytes"
@@ -13,12 +16,11 @@ import (
 
 var unknownFieldRE = regexp.MustCompile(`json: unknown field "([^"]*)"`)
 
-// decodeStrict decodes one JSON section into v and rejects keys v does not
-// know. (The placement matrix loader applies the same rules; each package
-// keeps its own copy so neither depends on the other.) encoding/json only says `unknown field "x"`; a reader fixing a YAML
+// Decode decodes one JSON section into v and rejects keys v does not
+// know. encoding/json only says `unknown field "x"`; a reader fixing a YAML
 // file needs where (path) and what would have been valid, so the error is
 // rewritten to say both.
-func decodeStrict(raw json.RawMessage, v any, path string) error {
+func Decode(raw json.RawMessage, v any, path string) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
 	}
@@ -26,7 +28,7 @@ func decodeStrict(raw json.RawMessage, v any, path string) error {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		if m := unknownFieldRE.FindStringSubmatch(err.Error()); m != nil {
-			return fmt.Errorf("%s: unknown key %q (known keys: %s)", path, m[1], strings.Join(knownKeys(v), ", "))
+			return fmt.Errorf("%s: unknown key %q (known keys: %s)", path, m[1], strings.Join(KnownKeys(v), ", "))
 		}
 		var typeErr *json.UnmarshalTypeError
 		if errors.As(err, &typeErr) {
@@ -37,8 +39,8 @@ func decodeStrict(raw json.RawMessage, v any, path string) error {
 	return nil
 }
 
-// knownKeys lists the JSON keys of the struct v points to.
-func knownKeys(v any) []string {
+// KnownKeys lists the JSON keys of the struct v points to.
+func KnownKeys(v any) []string {
 	t := reflect.TypeOf(v)
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
