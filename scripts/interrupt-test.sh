@@ -38,7 +38,9 @@ pgid=$(ps -o pgid= "$pid" | tr -d ' ')
 
 say "waiting for the management cluster's containers (create under way)"
 deadline=$(( $(date +%s) + 900 ))
-until docker ps --format '{{.Names}}' | grep -q "^${mgmt_name}"; do
+# The load balancer comes first; wait for a node container too, so the
+# interrupt lands while machines are being provisioned.
+until [ "$(docker ps --format '{{.Names}}' | grep -c "^${mgmt_name}")" -ge 2 ]; do
   if ! kill -0 "$pid" 2>/dev/null; then
     echo "interrupt-test: the run ended before management create started; see $log" >&2
     exit 1
