@@ -82,8 +82,15 @@ var (
 	inputRe    = regexp.MustCompile(`(?i)bad input|invalid (config|profile|value)|\bconfig(uration)?\b[^\n]*(invalid|error)|is required|must be set|unknown flag|denied the request|cannot resume`)
 )
 
+var interruptedRe = regexp.MustCompile(`(?i)interrupted by user|^interrupted: `)
+
 var rules = []rule{
 	{"passed", None, func(e Evidence) (string, bool) { return "the run passed", e.Passed }},
+	// An interrupted run did not fail on its own: say so before any evidence
+	// the interruption itself left (half-created Machines) is read as a cause.
+	{"interrupted", Harness, func(e Evidence) (string, bool) {
+		return "the run was interrupted (Ctrl-C or a signal) during stage " + orNone(e.Stage), interruptedRe.MatchString(e.Message)
+	}},
 	{"harness-panic", Harness, func(e Evidence) (string, bool) {
 		return "the harness panicked: " + firstLineOf(matchLine(panicRe, e.Message)), panicRe.MatchString(e.Message)
 	}},

@@ -20,6 +20,8 @@ func TestClassify(t *testing.T) {
 		reasonMentions string
 	}{
 		{"passed", Evidence{Passed: true}, None, "passed", ""},
+		{"interrupted beats what the interruption left", Evidence{Stage: "management", Message: "interrupted: interrupted (Interrupted by User) while waiting for API server",
+			Clusters: mgmt(artifacts.ClusterFindings{MachinesWithoutNodeRef: []artifacts.MachineFinding{{Name: "m"}}})}, Harness, "interrupted", "interrupted"},
 		{"panic beats everything", Evidence{Stage: "packages", Message: "panic: runtime error: invalid memory address or nil pointer dereference",
 			Clusters: mgmt(artifacts.ClusterFindings{FailedPackages: []artifacts.PackageFinding{{Name: "p"}}})}, Harness, "harness-panic", "panicked"},
 		{"vcenter down", Evidence{Stage: "ova", Message: "timed out", VSphere: &artifacts.VSphereFindings{APIError: "dial tcp 10.0.0.1:443: connect: connection refused"}},
@@ -86,7 +88,7 @@ func TestEveryRuleIsExercised(t *testing.T) {
 		"vcenter-task-failed": true, "infrastructure-error": true, "webhook-unavailable": true, "machine-without-infrastructure": true,
 		"node-without-cni": true, "node-not-ready": true, "controller-pod-failing": true, "machine-not-bootstrapped": true,
 		"api-unreachable": true, "package-failed": true, "pod-unschedulable": true, "cluster-not-available": true, "package-message": true,
-		"placement-message": true, "provider-message": true, "harness-input": true, "stage-hint": true, "nothing-ran": true}
+		"placement-message": true, "provider-message": true, "harness-input": true, "stage-hint": true, "nothing-ran": true, "interrupted": true}
 	for _, r := range rules {
 		if !tested[r.name] {
 			t.Errorf("rule %s has no case in TestClassify", r.name)

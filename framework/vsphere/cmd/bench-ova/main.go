@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,6 +34,7 @@ type config struct {
 	govc, dir, format           string
 	every                       time.Duration
 	sequentialToo               bool
+	cpuProfile                  string
 }
 
 func main() {
@@ -46,6 +48,7 @@ func main() {
 	flag.StringVar(&c.format, "format", string(ovagen.Raw), "disk format: raw (fast to generate) or stream-optimized (slow: zlib of random data)")
 	flag.DurationVar(&c.every, "progress-every", 2*time.Second, "progress line interval of the library import (0: phase lines only)")
 	flag.BoolVar(&c.sequentialToo, "sequential-too", false, "also time the library with concurrency 1, to show what concurrency adds")
+	flag.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the library imports (not generation, not govc) to this file")
 	flag.Parse()
 	var err error
 	if *serve {
@@ -169,16 +172,23 @@ func run(c config) error {
 		err := f()
 		return measure{time.Since(t0), selfCPU() - c0, sim.cpuTime() - s0}, err
 	}
+	stopProfile, err := startCPUProfile(c.cpuProfile)
+	if err != nil {
+		return err
+	}
 	lib, err := timed(func() error { return importWithLibrary(ctx, c, c.concurrency, "lib", sim, ovas, out) })
 	if err != nil {
+		stopProfile()
 		return err
 	}
 	var seq measure
 	if c.sequentialToo {
 		if seq, err = timed(func() error { return importWithLibrary(ctx, c, 1, "seq", sim, ovas, out) }); err != nil {
+			stopProfile()
 			return err
 		}
 	}
+	stopProfile()
 	if c.govc == "" {
 		fmt.Fprintln(out, "govc baseline skipped (no -govc)")
 		return nil
@@ -207,6 +217,26 @@ func run(c config) error {
 	row(fmt.Sprintf("govc import.ova x%d, sequential, no -m (no verification)", len(ovas)), gov)
 	fmt.Fprintf(out, "ratio govc/library: %.2fx (goal >= 2x)\n", gov.wall.Seconds()/lib.wall.Seconds())
 	return nil
+}
+
+// startCPUProfile starts a CPU profile into file ("" does nothing) and
+// returns what stops it.
+func startCPUProfile(file string) (func(), error) {
+	if file == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
 
 func generate(c config) ([]*ovagen.Result, error) {
