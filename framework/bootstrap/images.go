@@ -15,6 +15,8 @@ import (
 	kind "sigs.k8s.io/kind/pkg/cluster"
 	"sigs.k8s.io/kind/pkg/cluster/nodes"
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // LoadImagesInput is the input of LoadImages.
@@ -85,7 +87,7 @@ func LoadImages(ctx context.Context, in LoadImagesInput) (*LoadImagesResult, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, in.Timeout)
 	defer cancel()
-	p := progress{w: in.Progress, prefix: in.Prefix}
+	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	res := &LoadImagesResult{}
 
 	nodeList, err := kind.NewProvider(kind.ProviderWithDocker()).ListInternalNodes(in.ClusterName)
@@ -109,7 +111,7 @@ func LoadImages(ctx context.Context, in LoadImagesInput) (*LoadImagesResult, err
 		must := im.LoadBehavior != clusterctl.TryLoadImage
 		id, err := imageID(ctx, im.Name)
 		if err == nil && id == "" && in.Pull {
-			p.printf("pulling %s (not present locally)", im.Name)
+			p.Printf("pulling %s (not present locally)", im.Name)
 			if _, perr := docker(ctx, "pull", im.Name); perr != nil {
 				err = perr
 			} else {
@@ -124,7 +126,7 @@ func LoadImages(ctx context.Context, in LoadImagesInput) (*LoadImagesResult, err
 				return res, fmt.Errorf("image %s (mustLoad): %w", im.Name, err)
 			}
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s (tryLoad): %v", im.Name, err))
-			p.printf("WARNING: not loading %s (tryLoad): %v", im.Name, err)
+			p.Printf("WARNING: not loading %s (tryLoad): %v", im.Name, err)
 			continue
 		}
 		images = append(images, image{name: im.Name, id: id, must: must})
@@ -167,7 +169,7 @@ func LoadImages(ctx context.Context, in LoadImagesInput) (*LoadImagesResult, err
 		toSave = append(toSave, im)
 	}
 	if len(toSave) == 0 {
-		p.printf("all %d images already present on %s", len(res.Present), strings.Join(res.Nodes, ", "))
+		p.Printf("all %d images already present on %s", len(res.Present), strings.Join(res.Nodes, ", "))
 		return res, nil
 	}
 
@@ -209,21 +211,21 @@ func LoadImages(ctx context.Context, in LoadImagesInput) (*LoadImagesResult, err
 	}
 
 	start := time.Now()
-	p.printf("loading %d images into %d node(s) of %s", len(toSave), len(nodeList), in.ClusterName)
+	p.Printf("loading %d images into %d node(s) of %s", len(toSave), len(nodeList), in.ClusterName)
 	if err := load(toSave); err != nil {
 		if ctx.Err() != nil {
 			return res, fmt.Errorf("loading images into %s: interrupted: %w", in.ClusterName, context.Cause(ctx))
 		}
 		// One archive failed: load image by image to say which one, and to let
 		// tryLoad images fail without failing the rest.
-		p.printf("loading the images together failed (%v); loading one by one", err)
+		p.Printf("loading the images together failed (%v); loading one by one", err)
 		for _, im := range toSave {
 			if err := load([]image{im}); err != nil {
 				if im.must || ctx.Err() != nil {
 					return res, fmt.Errorf("loading %s (mustLoad) into %s: %w", im.name, in.ClusterName, err)
 				}
 				res.Warnings = append(res.Warnings, fmt.Sprintf("%s (tryLoad): %v", im.name, err))
-				p.printf("WARNING: could not load %s (tryLoad): %v", im.name, err)
+				p.Printf("WARNING: could not load %s (tryLoad): %v", im.name, err)
 				continue
 			}
 			res.Loaded = append(res.Loaded, im.name)
@@ -233,7 +235,7 @@ func LoadImages(ctx context.Context, in LoadImagesInput) (*LoadImagesResult, err
 			res.Loaded = append(res.Loaded, im.name)
 		}
 	}
-	p.printf("loaded %d images into %s in %s (%d already present)", len(res.Loaded), in.ClusterName,
+	p.Printf("loaded %d images into %s in %s (%d already present)", len(res.Loaded), in.ClusterName,
 		time.Since(start).Round(100*time.Millisecond), len(res.Present))
 	return res, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // Resource kinds and roles this package records in the run state.
@@ -123,7 +124,7 @@ func CreateKindCluster(ctx context.Context, in CreateKindClusterInput) (*KindClu
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	p := progress{w: in.Progress, prefix: in.Prefix}
+	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	provider := kind.NewProvider(kind.ProviderWithDocker(), kind.ProviderWithLogger(kindLogger{p: p}))
 	existing, err := provider.List()
 	if err != nil {
@@ -163,7 +164,7 @@ func CreateKindCluster(ctx context.Context, in CreateKindClusterInput) (*KindClu
 	}
 
 	start := time.Now()
-	p.printf("creating kind cluster %s from %s", in.Name, in.NodeImage)
+	p.Printf("creating kind cluster %s from %s", in.Name, in.NodeImage)
 	cctx, cancel := context.WithTimeout(ctx, in.Timeout)
 	defer cancel()
 	done := make(chan error, 1)
@@ -182,7 +183,7 @@ func CreateKindCluster(ctx context.Context, in CreateKindClusterInput) (*KindClu
 		}
 		return nil, fmt.Errorf("creating kind cluster %s: timed out after %s", in.Name, in.Timeout)
 	}
-	p.printf("kind cluster %s created in %s", in.Name, time.Since(start).Round(100*time.Millisecond))
+	p.Printf("kind cluster %s created in %s", in.Name, time.Since(start).Round(100*time.Millisecond))
 
 	kc, err := kube.Connect(in.KubeconfigPath)
 	if err != nil {
@@ -198,8 +199,8 @@ func CreateKindCluster(ctx context.Context, in CreateKindClusterInput) (*KindClu
 	return &KindCluster{Name: in.Name, KubeconfigPath: in.KubeconfigPath, Kube: kc}, nil
 }
 
-func abortKindCreate(name string, done <-chan error, p progress) {
-	p.printf("aborting kind create %s: removing its containers", name)
+func abortKindCreate(name string, done <-chan error, p wait.Printer) {
+	p.Printf("aborting kind create %s: removing its containers", name)
 	sweep := func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -268,7 +269,7 @@ func Attach(ctx context.Context, in AttachInput) (*KindCluster, *HealthReport, e
 	if err != nil {
 		return nil, rep, err
 	}
-	progress{w: in.Progress, prefix: in.Prefix}.printf("attached to kind cluster %s: %s", in.Name, rep)
+	wait.Printer{W: in.Progress, Prefix: in.Prefix}.Printf("attached to kind cluster %s: %s", in.Name, rep)
 	return &KindCluster{Name: in.Name, KubeconfigPath: in.KubeconfigPath, Kube: kc}, rep, nil
 }
 
@@ -294,7 +295,7 @@ func DeleteKindCluster(ctx context.Context, in DeleteKindClusterInput) error {
 	if in.Timeout <= 0 {
 		return errors.New("bootstrap.DeleteKindCluster: invalid input: Timeout must be > 0")
 	}
-	p := progress{w: in.Progress, prefix: in.Prefix}
+	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	kcPath := in.KubeconfigPath
 	if kcPath == "" {
 		f, err := os.CreateTemp("", "harness-kind-delete-")
@@ -328,7 +329,7 @@ func DeleteKindCluster(ctx context.Context, in DeleteKindClusterInput) error {
 			return fmt.Errorf("kind cluster %s: containers left after delete (%s): %w", in.Name, strings.Join(names(left), ", "), err)
 		}
 	}
-	p.printf("kind cluster %s deleted in %s", in.Name, time.Since(start).Round(100*time.Millisecond))
+	p.Printf("kind cluster %s deleted in %s", in.Name, time.Since(start).Round(100*time.Millisecond))
 	if in.State != nil {
 		if _, ok := in.State.Resource(ResourceKindCluster, in.Name); ok {
 			return in.State.SetResourceState(run.Resource{Kind: ResourceKindCluster, Name: in.Name}.Key(), "deleted")

@@ -4,26 +4,28 @@ import (
 	"fmt"
 
 	kindlog "sigs.k8s.io/kind/pkg/log"
+
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // kindLogger sends kind's status lines ("Preparing nodes", "Starting
 // control-plane") to the progress writer; kind's debug levels are dropped.
-type kindLogger struct{ p progress }
+type kindLogger struct{ p wait.Printer }
 
-func (l kindLogger) Warn(m string)                        { l.p.printf("kind: WARNING: %s", m) }
-func (l kindLogger) Warnf(f string, a ...any)             { l.p.printf("kind: WARNING: "+f, a...) }
-func (l kindLogger) Error(m string)                       { l.p.printf("kind: ERROR: %s", m) }
-func (l kindLogger) Errorf(f string, a ...any)            { l.p.printf("kind: ERROR: "+f, a...) }
+func (l kindLogger) Warn(m string)                        { l.p.Printf("kind: WARNING: %s", m) }
+func (l kindLogger) Warnf(f string, a ...any)             { l.p.Printf("kind: WARNING: "+f, a...) }
+func (l kindLogger) Error(m string)                       { l.p.Printf("kind: ERROR: %s", m) }
+func (l kindLogger) Errorf(f string, a ...any)            { l.p.Printf("kind: ERROR: "+f, a...) }
 func (l kindLogger) V(v kindlog.Level) kindlog.InfoLogger { return kindInfo{p: l.p, on: v <= 0} }
 
 type kindInfo struct {
-	p  progress
+	p  wait.Printer
 	on bool
 }
 
 func (i kindInfo) Info(m string) {
 	if i.on && m != "" {
-		i.p.printf("kind: %s", m)
+		i.p.Printf("kind: %s", m)
 	}
 }
 

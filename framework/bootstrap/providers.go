@@ -16,6 +16,7 @@ import (
 	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 
 	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // Providers are clusterctl provider names, optionally name:version.
@@ -107,7 +108,7 @@ func InitProviders(ctx context.Context, in InitProvidersInput) (*InitProvidersRe
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	p := progress{w: in.Progress, prefix: in.Prefix}
+	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	kc, err := kube.Connect(in.KubeconfigPath)
 	if err != nil {
 		return nil, err
@@ -143,7 +144,7 @@ func InitProviders(ctx context.Context, in InitProvidersInput) (*InitProvidersRe
 	var depNames []types.NamespacedName
 	start := time.Now()
 	if opts.CoreProvider != "" || len(opts.BootstrapProviders)+len(opts.ControlPlaneProviders)+len(opts.InfrastructureProviders) > 0 {
-		p.printf("clusterctl init: core %q bootstrap %v control-plane %v infrastructure %v", opts.CoreProvider,
+		p.Printf("clusterctl init: core %q bootstrap %v control-plane %v infrastructure %v", opts.CoreProvider,
 			opts.BootstrapProviders, opts.ControlPlaneProviders, opts.InfrastructureProviders)
 		ictx, cancel := context.WithTimeout(ctx, in.InitTimeout)
 		defer cancel()
@@ -171,7 +172,7 @@ func InitProviders(ctx context.Context, in InitProvidersInput) (*InitProvidersRe
 			}
 		}
 	} else {
-		p.printf("clusterctl init: every provider is already installed (%s)", strings.Join(res.AlreadyInstalled, ", "))
+		p.Printf("clusterctl init: every provider is already installed (%s)", strings.Join(res.AlreadyInstalled, ", "))
 	}
 	res.InitDuration = time.Since(start)
 

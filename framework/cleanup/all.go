@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // All runs Run, then LeakCheck on the names the state recorded, and writes
@@ -11,9 +13,9 @@ import (
 // the suite's teardown and `harness cleanup` (make clean-run) both call.
 func All(ctx context.Context, in Input) error {
 	rep, err := Run(ctx, in)
-	p := progress{w: in.Progress, prefix: in.Prefix}
+	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	if rep != nil {
-		p.printf("cleanup: %s", rep.String())
+		p.Printf("cleanup: %s", rep.String())
 	}
 	leaks, lerr := LeakCheck(ctx, LeakCheckInput{State: in.State})
 	var errs []error
@@ -26,7 +28,7 @@ func All(ctx context.Context, in Input) error {
 	case !leaks.Clean():
 		errs = append(errs, fmt.Errorf("left behind after cleanup: %s", leaks.String()))
 	default:
-		p.printf("leak check: nothing of the run is left (%s)", leaks.Checked)
+		p.Printf("leak check: nothing of the run is left (%s)", leaks.Checked)
 	}
 	outcome := "done: nothing left"
 	if len(errs) > 0 {

@@ -15,6 +15,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // Input is the input of Run.
@@ -67,7 +68,7 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 	if in.State == nil || in.ClusterDeleteTimeout <= 0 || in.KindDeleteTimeout <= 0 {
 		return nil, errors.New("cleanup.Run: invalid input: State, ClusterDeleteTimeout and KindDeleteTimeout (> 0) are required")
 	}
-	p := progress{w: in.Progress, prefix: in.Prefix}
+	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	rep := &Report{}
 	for _, r := range in.State.Live() {
 		if err := ctx.Err(); err != nil {
@@ -90,12 +91,12 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 		}
 		if err != nil {
 			rep.Failed = append(rep.Failed, fmt.Sprintf("%s: %v (by hand: %s)", r.Key(), err, r.DeleteHint))
-			p.printf("cleanup: %s FAILED: %v", r.Key(), err)
+			p.Printf("cleanup: %s FAILED: %v", r.Key(), err)
 			continue
 		}
 		line := fmt.Sprintf("%s: %s in %s", r.Key(), how, time.Since(start).Round(100*time.Millisecond))
 		rep.Deleted = append(rep.Deleted, line)
-		p.printf("cleanup: %s", line)
+		p.Printf("cleanup: %s", line)
 	}
 	if len(rep.Failed) > 0 {
 		return rep, fmt.Errorf("cleanup: %d resource(s) not deleted: %s", len(rep.Failed), strings.Join(rep.Failed, "; "))
@@ -103,7 +104,7 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 	return rep, nil
 }
 
-func deleteCAPICluster(ctx context.Context, in Input, r run.Resource, p progress) (string, error) {
+func deleteCAPICluster(ctx context.Context, in Input, r run.Resource, p wait.Printer) (string, error) {
 	key := r.Key()
 	managedBy := r.Attributes[clusters.AttrManagedBy]
 	if r.Attributes[clusters.AttrSelfHosted] != "true" && managedBy != "" {
@@ -121,7 +122,7 @@ func deleteCAPICluster(ctx context.Context, in Input, r run.Resource, p progress
 				return "", err
 			}
 		}
-		p.printf("cleanup: %s: cannot delete through %s (%v); removing its containers", key, managedBy, err)
+		p.Printf("cleanup: %s: cannot delete through %s (%v); removing its containers", key, managedBy, err)
 	}
 	cs, err := bootstrap.ClusterContainers(ctx, r.Name)
 	if err != nil {

@@ -161,7 +161,7 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 	step := func(name string, start time.Time) {
 		res.Steps = append(res.Steps, bootstrap.Step{Name: name, Duration: time.Since(start)})
 	}
-	p := progress{w: in.Progress, prefix: in.Prefix}
+	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	mgmt, err := kube.Connect(in.ManagementKubeconfig)
 	if err != nil {
 		return nil, err
@@ -204,7 +204,7 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 	if err := ensureNamespace(ctx, mgmt, in.Namespace, in.Timeouts.Apply); err != nil {
 		return res, err
 	}
-	p.printf("applying %d objects of cluster %s/%s (flavor %s, %d control plane, %d workers, %s)", len(objs), in.Namespace, in.Name,
+	p.Printf("applying %d objects of cluster %s/%s (flavor %s, %d control plane, %d workers, %s)", len(objs), in.Namespace, in.Name,
 		in.Flavor, in.ControlPlaneMachineCount, in.WorkerMachineCount, in.KubernetesVersion)
 	if err := kube.Apply(ctx, kube.ApplyInput{Cluster: mgmt, Objects: objs, DefaultNamespace: in.Namespace,
 		What: fmt.Sprintf("cluster %s/%s", in.Namespace, in.Name), Timeout: in.Timeouts.Apply, Interval: in.Timeouts.Interval,
@@ -229,7 +229,7 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 			Timeout: in.Timeouts.CNI, Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 			return res, err
 		}
-		p.printf("applied CNI (%d objects from %s) to %s", len(cniObjs), in.CNIManifest, in.Name)
+		p.Printf("applied CNI (%d objects from %s) to %s", len(cniObjs), in.CNIManifest, in.Name)
 		step("cni", start)
 	}
 

@@ -44,7 +44,7 @@ func Delete(ctx context.Context, in DeleteInput) error {
 	err := in.Management.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.Name}, c)
 	switch {
 	case apierrors.IsNotFound(err):
-		progress{w: in.Progress, prefix: in.Prefix}.printf("Cluster %s/%s does not exist; checking its containers", in.Namespace, in.Name)
+		wait.Printer{W: in.Progress, Prefix: in.Prefix}.Printf("Cluster %s/%s does not exist; checking its containers", in.Namespace, in.Name)
 	case err != nil:
 		return fmt.Errorf("reading Cluster %s/%s: %w", in.Namespace, in.Name, err)
 	default:

@@ -143,7 +143,7 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 	step := func(name string, start time.Time) {
 		res.Steps = append(res.Steps, Step{Name: name, Duration: time.Since(start)})
 	}
-	p := progress{w: in.Progress, prefix: in.Prefix}
+	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	from, err := kube.Connect(in.FromKubeconfig)
 	if err != nil {
 		return nil, fmt.Errorf("source: %w", err)
@@ -168,14 +168,14 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 	}
 	step("discovery", start)
 	for _, line := range strings.Split(res.Inventory.String(), "\n") {
-		p.printf("discovery: %s", line)
+		p.Printf("discovery: %s", line)
 	}
 
 	start = time.Now()
 	rec := newRecorder()
 	mctx, cancel := context.WithTimeout(ctx, in.Timeouts.Move)
 	defer cancel()
-	p.printf("clusterctl move -n %s: %s -> %s", in.Namespace, in.FromKubeconfig, in.ToKubeconfig)
+	p.Printf("clusterctl move -n %s: %s -> %s", in.Namespace, in.FromKubeconfig, in.ToKubeconfig)
 	err = kube.ClusterctlCall(mctx, kube.ClusterctlLog{Out: in.Progress, Prefix: in.Prefix, Verbosity: in.Verbosity, Observe: rec.observe},
 		func(ctx context.Context) error {
 			c, err := clusterctlclient.New(ctx, in.ClusterctlConfigPath)
@@ -193,9 +193,9 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 	}
 	step("move", start)
 	if res.CreatedDiff = DiffCounts(res.Inventory.ToMove(), res.Created); len(res.CreatedDiff) > 0 {
-		p.printf("WARNING: the move created a different set than the dry run listed: %s", strings.Join(res.CreatedDiff, "; "))
+		p.Printf("WARNING: the move created a different set than the dry run listed: %s", strings.Join(res.CreatedDiff, "; "))
 	}
-	p.printf("moved: created %d objects on the target, deleted %d from the source in %s", len(rec.created), len(rec.deleted),
+	p.Printf("moved: created %d objects on the target, deleted %d from the source in %s", len(rec.created), len(rec.deleted),
 		time.Since(start).Round(100*time.Millisecond))
 
 	if in.State != nil {
