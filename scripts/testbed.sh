@@ -26,6 +26,16 @@ if ! $sudo "$kit/build.sh"; then
   echo "testbed: FAILED to build the offline images; see \${TESTBED_CACHE:-/var/cache/testbed}/logs" >&2
   exit 1
 fi
+# Every kind/CAPD node runs systemd, which takes inotify instances; with the
+# default of 128 a fifth or sixth node fails with "Failed to allocate manager
+# object: Too many open files" (kind's known-issues page). Raise it as kind advises.
+for kv in fs.inotify.max_user_instances=512 fs.inotify.max_user_watches=524288; do
+  k=${kv%%=*}; want=${kv#*=}
+  have=$(sysctl -n "$k" 2>/dev/null || echo 0)
+  if [ "$have" -lt "$want" ]; then
+    $sudo sysctl -qw "$kv" && echo "testbed: $k $have -> $want"
+  fi
+done
 if ! docker info >/dev/null 2>&1; then
   echo "testbed: docker does not answer after up.sh; the e2e suite cannot run." >&2
   exit 1

@@ -33,6 +33,7 @@ func BootstrapSpec(inputGetter func() BootstrapSpecInput) {
 		cfg := env.Config
 		RunStage(ctx, env, stages.Bootstrap, StageFuncs{
 			Run: func(ctx context.Context) error {
+				warnHostLimits(env)
 				if err := os.MkdirAll(KubeconfigDir(env), 0o700); err != nil {
 					return err
 				}

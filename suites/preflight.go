@@ -1,0 +1,28 @@
+package suites
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// minInotifyInstances is what kind's known-issues page advises: every kind or
+// CAPD node runs systemd, and with the kernel default of 128 instances a node
+// created after the first few exits with "Failed to allocate manager object:
+// Too many open files", which surfaces much later as a Machine stuck
+// Provisioning.
+const minInotifyInstances = 512
+
+// warnHostLimits says, before any cluster is created, when the host is likely
+// to fail node containers later, and how to fix it.
+func warnHostLimits(env *Env) {
+	b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_instances")
+	if err != nil {
+		return
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err == nil && n < minInotifyInstances {
+		env.Printf("[preflight] WARNING: fs.inotify.max_user_instances is %d; kind/CAPD nodes may fail with \"Too many open files\". "+
+			"Fix: sudo sysctl -w fs.inotify.max_user_instances=%d fs.inotify.max_user_watches=524288 (make testbed does it)", n, minInotifyInstances)
+	}
+}
