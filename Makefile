@@ -39,9 +39,9 @@ override ARTIFACTS := $(abspath $(ARTIFACTS))
 # FOCUS made only of stage names becomes a label filter: every stage carries
 # the labels of the stages that need it, so the filter selects exactly the
 # stage and its prerequisites. Anything else is a ginkgo --focus regex.
-FOCUS_WORDS := $(subst |, ,$(subst $(comma), ,$(FOCUS)))
 comma := ,
 space := $(empty) $(empty)
+FOCUS_WORDS := $(subst |, ,$(subst $(comma), ,$(FOCUS)))
 ifneq ($(FOCUS),)
 ifeq ($(filter-out $(STAGES),$(FOCUS_WORDS)),)
 STAGE_FILTER := $(subst $(space), || ,$(strip $(FOCUS_WORDS)))

@@ -232,13 +232,19 @@ func TestLifecycleReal(t *testing.T) {
 			Timeout: 2 * time.Minute, Progress: out, Prefix: "[bootstrap]"})
 	})
 
-	// 4. workload cluster, created by the (now self-hosted) management cluster.
+	// 4. workload cluster, created by the (now self-hosted) management cluster,
+	// with the test image loaded into its node as part of the create.
+	var wlImages []clusterctl.ContainerImage
+	if bb := os.Getenv("TEST_IMAGE_BUSYBOX"); bb != "" {
+		wlImages = append(wlImages, clusterctl.ContainerImage{Name: bb, LoadBehavior: clusterctl.TryLoadImage})
+	}
+	createTimeouts.LoadImages = 3 * time.Minute
 	timed("workload-create", func() error {
 		res, err := clusters.Create(ctx, clusters.CreateInput{Spec: clusters.Spec{Name: prefix + "-wl", Namespace: ns, KubernetesVersion: k8sVersion,
 			Flavor: "development", InfrastructureProvider: "docker", ControlPlaneMachineCount: 1, WorkerMachineCount: 0},
 			Role: clusters.RoleWorkload, ManagementKubeconfig: mgmtKC, ClusterctlConfigPath: env["CLUSTERCTL_CONFIG"],
 			CNIManifest: env["CNI_MANIFEST"], KubeconfigPath: filepath.Join(dir, "workload.kubeconfig"), State: state, CreatedBy: "workload",
-			Timeouts: createTimeouts, Progress: out, Prefix: "[workload]"})
+			Images: wlImages, Timeouts: createTimeouts, Progress: out, Prefix: "[workload]"})
 		if res != nil {
 			for _, s := range res.Steps {
 				timings = append(timings, timing{"  workload/" + s.Name, s.Duration})

@@ -197,7 +197,15 @@ func podHint(ctx context.Context, c client.Client, d *appsv1.Deployment) string 
 func PodNotReadyReason(p *corev1.Pod) string {
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.State.Waiting != nil && cs.State.Waiting.Reason != "" {
-			return cs.State.Waiting.Reason
+			why := cs.State.Waiting.Reason
+			// A crash loop says nothing by itself: add how the last run ended
+			// (e.g. CAPD's "too many open files" when the host's inotify limits are exhausted).
+			if t := cs.LastTerminationState.Terminated; t != nil {
+				why += fmt.Sprintf(", %d restarts, last exit %d %s: %s", cs.RestartCount, t.ExitCode, t.Reason, lastLine(t.Message, 160))
+			} else if cs.State.Waiting.Message != "" {
+				why += ": " + lastLine(cs.State.Waiting.Message, 160)
+			}
+			return why
 		}
 		if cs.State.Terminated != nil {
 			return "terminated: " + cs.State.Terminated.Reason
@@ -215,4 +223,10 @@ func PodNotReadyReason(p *corev1.Pod) string {
 		return string(p.Status.Phase)
 	}
 	return ""
+}
+
+// lastLine returns the last non-empty line of s, cut to n bytes.
+func lastLine(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return truncate(strings.TrimSpace(lines[len(lines)-1]), n)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	logf "sigs.k8s.io/cluster-api/cmd/clusterctl/log"
 )
 
@@ -100,5 +101,19 @@ func TestClusterctlCallReturnsPromptlyOnCancel(t *testing.T) {
 	// The next call waits for the abandoned one to finish, then runs.
 	if err := ClusterctlCall(context.Background(), ClusterctlLog{}, func(context.Context) error { return nil }); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestPodNotReadyReasonSaysHowACrashLoopEnds(t *testing.T) {
+	p := &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{
+		RestartCount: 6,
+		State:        corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+		LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
+			Message: "I1122 starting\nE1122 main.go:352] \"Problem running manager\" err=\"too many open files\"\n"}},
+	}}}}
+	got := PodNotReadyReason(p)
+	want := `CrashLoopBackOff, 6 restarts, last exit 1 Error: E1122 main.go:352] "Problem running manager" err="too many open files"`
+	if got != want {
+		t.Fatalf("got  %q\nwant %q", got, want)
 	}
 }
