@@ -20,7 +20,6 @@ import (
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
-	"sigs.k8s.io/yaml"
 )
 
 // KnownRoles are the roles a package list may describe (the placement matrix columns).
@@ -86,12 +85,8 @@ func Load(path string) (*List, error) {
 
 // Parse decodes a package list from YAML, strictly; source names it in errors.
 func Parse(data []byte, source string) (*List, error) {
-	js, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: not valid YAML: %w", source, err)
-	}
 	var shape listShape
-	if err := strictjson.Decode(js, &shape, source); err != nil {
+	if err := strictjson.DecodeYAML(data, &shape, source); err != nil {
 		return nil, err
 	}
 	l := &List{Name: shape.Name, Description: shape.Description, Roles: map[string][]Expected{}, Source: source}

@@ -9,8 +9,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 )
 
 // fileShape is the YAML layout. Sections stay raw so that each is decoded
@@ -49,14 +47,8 @@ func Load(path string) (*Matrix, error) {
 
 // Parse decodes a matrix from YAML; source names it in errors.
 func Parse(data []byte, source string) (*Matrix, error) {
-	// Strict YAML also rejects duplicate keys, which plain YAML would silently
-	// resolve to the last one.
-	js, err := yaml.YAMLToJSONStrict(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: not valid YAML: %w", source, err)
-	}
 	var shape fileShape
-	if err := strictjson.Decode(js, &shape, source); err != nil {
+	if err := strictjson.DecodeYAML(data, &shape, source); err != nil {
 		return nil, err
 	}
 	m := &Matrix{Name: shape.Name, Description: shape.Description, Roles: shape.Roles, Source: source}

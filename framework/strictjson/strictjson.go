@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"sigs.k8s.io/yaml"
 )
 
 var unknownFieldRE = regexp.MustCompile(`json: unknown field "([^"]*)"`)
@@ -72,4 +74,14 @@ func friendlyType(t reflect.Type) string {
 	default:
 		return "a " + t.Kind().String()
 	}
+}
+
+// DecodeYAML converts a YAML document to JSON, strictly (duplicate keys are an
+// error; plain YAML would silently keep the last one), then decodes it with Decode.
+func DecodeYAML(data []byte, v any, source string) error {
+	js, err := yaml.YAMLToJSONStrict(data)
+	if err != nil {
+		return fmt.Errorf("%s: not valid YAML: %w", source, err)
+	}
+	return Decode(js, v, source)
 }
