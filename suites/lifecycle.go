@@ -16,12 +16,6 @@ import (
 	"github.com/tkg-e2e/harness/framework/packages"
 )
 
-// Resource kinds the lifecycle libraries record in the run state.
-const (
-	kindClusterResource = "kind-cluster"
-	capiClusterResource = "capi-cluster"
-)
-
 // KubeconfigDir is where the run's kubeconfigs live: outside the artifacts
 // folder, because they hold client keys and artifacts get uploaded.
 func KubeconfigDir(env *Env) string {
@@ -106,9 +100,9 @@ func installAddons(ctx context.Context, env *Env, stage string, c *clusters.Clus
 // attachCluster re-attaches to a cluster a kept run recorded, checking that
 // its API answers.
 func attachCluster(ctx context.Context, env *Env, role string) error {
-	r, ok := env.State.Resource(capiClusterResource, role)
+	r, ok := env.State.Resource(clusters.ResourceKind, role)
 	if role == RoleBootstrap {
-		r, ok = env.State.Resource(kindClusterResource, role)
+		r, ok = env.State.Resource(bootstrap.ResourceKindCluster, role)
 	}
 	if !ok {
 		return fmt.Errorf("the state file lists no %s cluster", role)

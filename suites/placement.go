@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -50,7 +51,7 @@ func PlacementSpec(inputGetter func() PlacementSpecInput) {
 			checked := 0
 			for _, c := range env.Clusters() {
 				role := placement.Role(c.Role)
-				if !m.HasRole(role) || (len(input.Roles) > 0 && !contains(input.Roles, c.Role)) {
+				if !m.HasRole(role) || (len(input.Roles) > 0 && !slices.Contains(input.Roles, c.Role)) {
 					continue
 				}
 				cl, cs, err := clientsFor(c)
@@ -89,13 +90,4 @@ func PlacementSpec(inputGetter func() PlacementSpecInput) {
 			return nil
 		}})
 	})
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
