@@ -12,7 +12,6 @@ ROOT       := $(CURDIR)
 BIN        := $(ROOT)/bin
 GINKGO     := $(BIN)/ginkgo
 HARNESS    := $(BIN)/harness
-STAGES     := ova bootstrap management move workload placement packages
 
 ## Variables (override on the command line)
 CONFIG           ?= config/local.yaml##        harness profile: config/local.yaml or config/vsphere.yaml
@@ -36,20 +35,12 @@ endif
 endif
 override ARTIFACTS := $(abspath $(ARTIFACTS))
 
-# FOCUS made only of stage names becomes a label filter: every stage carries
-# the labels of the stages that need it, so the filter selects exactly the
-# stage and its prerequisites. Anything else is a ginkgo --focus regex.
-comma := ,
-space := $(empty) $(empty)
-FOCUS_WORDS := $(subst |, ,$(subst $(comma), ,$(FOCUS)))
-ifneq ($(FOCUS),)
-ifeq ($(filter-out $(STAGES),$(FOCUS_WORDS)),)
-STAGE_FILTER := $(subst $(space), || ,$(strip $(FOCUS_WORDS)))
-else
-FOCUS_ARG := --focus='$(FOCUS)'
-endif
-endif
-LABEL_FILTER := $(strip $(if $(STAGE_FILTER),($(STAGE_FILTER)))$(if $(and $(STAGE_FILTER),$(LABELS)), && )$(if $(LABELS),($(LABELS))))
+# FOCUS and LABELS become ginkgo flags through `harness select`, which reads
+# the stage registry (suites/registry.go): FOCUS made only of stage names is a
+# label filter (every stage carries the labels of the stages that need it, so
+# it selects exactly the stages and their prerequisites); anything else is a
+# --focus regex. No stage list is kept here.
+SELECT = mapfile -t sel < <($(HARNESS) select -focus '$(FOCUS)' -labels '$(LABELS)')
 
 .PHONY: help
 help: ## List targets and variables
@@ -59,7 +50,7 @@ help: ## List targets and variables
 	@echo "Variables:"
 	@grep -hE '^[A-Z_]+ +\?=.*## ' $(MAKEFILE_LIST) | sed -E 's/ +\?=([^#]*)## +/\t\1\t/' | awk -F'\t' '{printf "  %-17s %s\n", $$1, $$3}'
 	@echo
-	@echo "Stages (in order): $(STAGES)"
+	@$(MAKE) -s $(HARNESS) && $(HARNESS) plan -v
 
 $(BIN):
 	@mkdir -p $(BIN)
@@ -91,17 +82,17 @@ lint: ## gofmt and go vet
 .PHONY: e2e
 e2e: $(GINKGO) $(HARNESS) ## Run the lifecycle suite (FOCUS, SKIP, LABELS, CONFIG, ARTIFACTS, RESUME, SKIP_CLEANUP, DRY_RUN)
 ifeq ($(DRY_RUN),1)
-	@$(HARNESS) plan $(if $(STAGE_FILTER),-stages '$(FOCUS_WORDS)')
-	@$(GINKGO) --dry-run -v --no-color $(if $(LABEL_FILTER),--label-filter='$(LABEL_FILTER)') $(FOCUS_ARG) \
+	@$(HARNESS) plan -focus '$(FOCUS)'
+	@$(SELECT); $(GINKGO) --dry-run -v --no-color "$${sel[@]}" \
 	  $(if $(SKIP),--skip='$(SKIP)') ./e2e -- -e2e.config=$(abspath $(CONFIG)) \
 	  | grep -E '^(TKG lifecycle|Ran |Will run)' || true
 else
 	@$(HARNESS) validate -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)'
 	@mkdir -p $(ARTIFACTS) && ln -sfn $(ARTIFACTS) $(ROOT)/artifacts/latest
 	@echo "artifacts: $(ARTIFACTS)"
-	set -o pipefail; $(GINKGO) -v --no-color --fail-on-empty --poll-progress-after=5m --poll-progress-interval=2m \
+	set -o pipefail; $(SELECT); $(GINKGO) -v --no-color --fail-on-empty --poll-progress-after=5m --poll-progress-interval=2m \
 	  --timeout=$$($(HARNESS) get timeout -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)') \
-	  $(if $(LABEL_FILTER),--label-filter='$(LABEL_FILTER)') $(FOCUS_ARG) $(if $(SKIP),--skip='$(SKIP)') \
+	  "$${sel[@]}" $(if $(SKIP),--skip='$(SKIP)') \
 	  $(GINKGO_ARGS) ./e2e -- \
 	  -e2e.config=$(abspath $(CONFIG)) -e2e.config-overrides='$(CONFIG_OVERRIDES)' \
 	  -e2e.artifacts-folder=$(ARTIFACTS) $(if $(filter 1,$(RESUME)),-e2e.resume) \
@@ -125,9 +116,8 @@ WORKLOAD_KUBECONFIG         ?=##               make verify: kubeconfig of a work
 WINDOWS_WORKLOAD_KUBECONFIG ?=##               make verify: kubeconfig of a Windows workload cluster
 
 .PHONY: verify
-verify: $(GINKGO) ## Run placement and packages against existing clusters (MANAGEMENT_KUBECONFIG, WORKLOAD_KUBECONFIG, ...)
-	$(GINKGO) -v --no-color --fail-on-empty \
-	  $(if $(LABELS),--label-filter='$(LABELS)') $(FOCUS_ARG) ./e2e/verify -- \
+verify: $(GINKGO) $(HARNESS) ## Run placement and packages against existing clusters (MANAGEMENT_KUBECONFIG, WORKLOAD_KUBECONFIG, ...)
+	$(SELECT); $(GINKGO) -v --no-color --fail-on-empty "$${sel[@]}" ./e2e/verify -- \
 	  -e2e.config=$(abspath $(CONFIG)) -e2e.artifacts-folder=$(ARTIFACTS) \
 	  $(if $(MANAGEMENT_KUBECONFIG),-e2e.management-kubeconfig=$(abspath $(MANAGEMENT_KUBECONFIG))) \
 	  $(if $(WORKLOAD_KUBECONFIG),-e2e.workload-kubeconfig=$(abspath $(WORKLOAD_KUBECONFIG))) \

@@ -1,10 +1,10 @@
-// Package e2e is the Ginkgo entry point of the harness: flags, suite setup and
-// teardown, and the order of the stages. The stages themselves are in suites/.
+// Package e2e is the Ginkgo entry point of the lifecycle suite: flags, suite
+// setup and teardown. The stages, their order and their specs come from the
+// stage registry (suites.Lifecycle).
 package e2e
 
 import (
 	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,9 +13,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/tkg-e2e/harness/framework/config"
-	"github.com/tkg-e2e/harness/framework/redact"
-	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/suites"
 )
 
@@ -41,31 +38,15 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	if folder == "" {
 		folder = filepath.Join("..", "artifacts", time.Now().UTC().Format("20060102-150405"))
 	}
-	folder, _ = filepath.Abs(folder)
-	Expect(os.MkdirAll(folder, 0o755)).To(Succeed(), "cannot create the artifacts folder %s", folder)
-	// The env exists from here on, so AfterSuite can write reports even when
-	// the config is bad.
-	env = &suites.Env{ArtifactFolder: folder, Redactor: redact.New(), Resume: *resume, SkipCleanup: *skipCleanup}
-	env.Out = env.Redactor.Writer(GinkgoWriter)
-
 	var overrides []string
 	if *configOverride != "" {
 		overrides = strings.Split(*configOverride, ",")
 	}
-	cfg, err := config.Load(config.LoadOptions{Path: *configPath, Overrides: overrides})
-	Expect(err).NotTo(HaveOccurred(), "the harness config is not valid")
-	env.Config = cfg
-	env.Redactor.Add(cfg.Secrets()...)
-
-	if *resume {
-		env.State, err = run.Load(folder)
-		Expect(err).NotTo(HaveOccurred())
-		env.Printf("resuming run %s from %s", env.State.RunID, env.State.Path())
-	} else {
-		env.State, err = run.New(folder, filepath.Base(folder), cfg.Profile, cfg.Source)
-		Expect(err).NotTo(HaveOccurred())
-	}
-	env.Printf("run %s: profile %s, artifacts in %s", env.State.RunID, cfg.Profile, folder)
+	var err error
+	// The env exists even when this fails, so AfterSuite can write reports.
+	env, err = suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: *configPath, Overrides: overrides,
+		ArtifactFolder: folder, Resume: *resume, SkipCleanup: *skipCleanup, Out: GinkgoWriter})
+	Expect(err).NotTo(HaveOccurred())
 	suites.SuiteSetup(ctx, env)
 })
 

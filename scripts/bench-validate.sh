@@ -11,7 +11,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/config"
 cp -r "$root/config/placement" "$root/config/packages" "$tmp/config/"
 sed -e '0,/^    workerMachineCount: 1$/s//    workers: 1/' \
-    -e 's|default/settle: \["20s", "2s"\]|default/settle: ["20", "2s"]|' \
+    -e 's|default/settle-after: \["20s", "2s"\]|default/settle-after: ["20", "2s"]|' \
     -e 's|matrix: placement/local.yaml|matrix: placement/nowhere.yaml|' \
     "$root/config/local.yaml" > "$tmp/config/bad.yaml"
 (cd "$root" && go build -o "$tmp/harness" ./e2e/cmd/harness)

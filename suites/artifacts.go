@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -16,18 +15,13 @@ import (
 	"github.com/tkg-e2e/harness/framework/artifacts/cluster"
 	"github.com/tkg-e2e/harness/framework/artifacts/report"
 	vsphereartifacts "github.com/tkg-e2e/harness/framework/artifacts/vsphere"
-	"github.com/tkg-e2e/harness/framework/vsphere"
 )
 
-// Env key of the findings of the latest collection.
-const envFindings = "artifacts.findings"
-
-type findings struct {
-	clusters []artifacts.ClusterFindings
-	vsphere  *artifacts.VSphereFindings
+// Findings are what a collection found, for SUMMARY.md and index.html.
+type Findings struct {
+	Clusters []artifacts.ClusterFindings
+	VSphere  *artifacts.VSphereFindings
 }
-
-var collectedAtFailure sync.Map // stage -> bool
 
 // CollectOnFailure collects every cluster of the run into
 // at-failure/<stage>/ the first time a stage fails, while the clusters are as
@@ -37,7 +31,7 @@ func CollectOnFailure(ctx context.Context, env *Env, spec types.SpecReport) {
 		return
 	}
 	stage := stageOf(spec)
-	if _, done := collectedAtFailure.LoadOrStore(stage, true); done {
+	if !env.firstFailure(stage) {
 		return
 	}
 	root := env.Path("at-failure", stage)
@@ -66,8 +60,8 @@ func CollectAll(ctx context.Context, env *Env) {
 		env.Printf("[artifacts] collection: %v", err)
 		return
 	}
-	env.Set(envFindings, f)
-	env.Printf("[artifacts] collected %d cluster(s)%s in %.1fs", len(f.clusters), map[bool]string{true: " and vSphere", false: ""}[f.vsphere != nil], time.Since(start).Seconds())
+	env.UpdateReports(func(r *Reports) { r.Findings = f })
+	env.Printf("[artifacts] collected %d cluster(s)%s in %.1fs", len(f.Clusters), map[bool]string{true: " and vSphere", false: ""}[f.VSphere != nil], time.Since(start).Seconds())
 }
 
 func (e *Env) newWriter(root string) (*artifacts.Writer, error) {
@@ -78,17 +72,17 @@ func (e *Env) newWriter(root string) (*artifacts.Writer, error) {
 	return artifacts.New(artifacts.Options{Root: root, MaxFileSize: size, Redactor: e.Redactor})
 }
 
-func collect(ctx context.Context, env *Env, root string) (*findings, error) {
+func collect(ctx context.Context, env *Env, root string) (*Findings, error) {
 	w, err := env.newWriter(root)
 	if err != nil {
 		return nil, err
 	}
 	itemTimeout := env.Config.Artifacts.ItemTimeoutDuration()
-	iv := env.Config.MustInterval("artifacts", "collect")
+	iv := env.Interval(ScopeArtifacts, "collect")
 	ctx, cancel := context.WithTimeout(ctx, iv.Timeout)
 	defer cancel()
 
-	f := &findings{}
+	f := &Findings{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, c := range env.Clusters() {
@@ -96,21 +90,20 @@ func collect(ctx context.Context, env *Env, root string) (*findings, error) {
 		go func(c *Cluster) {
 			defer wg.Done()
 			cf, err := cluster.Collect(ctx, w, cluster.Input{Name: c.Name, Role: c.Role, KubeconfigPath: c.Kubeconfig,
-				DockerNodes: c.Provider == "kind" || c.Provider == "docker", ItemTimeout: itemTimeout, ExtraFiles: clusterLogs(env, c)})
+				DockerNodes: c.DockerNodes(), ItemTimeout: itemTimeout})
 			if err != nil {
 				w.Fail("cluster "+c.Name, err)
 				return
 			}
 			mu.Lock()
-			f.clusters = append(f.clusters, cf)
+			f.Clusters = append(f.Clusters, cf)
 			mu.Unlock()
 		}(c)
 	}
-	if v, ok := env.Get(EnvVSphereSession); ok {
+	if s := env.VSphere(); s != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := v.(*vsphere.Session)
 			var names []string
 			for _, o := range env.Config.OVA.Images {
 				names = append(names, o.Name)
@@ -122,7 +115,7 @@ func collect(ctx context.Context, env *Env, root string) (*findings, error) {
 				return
 			}
 			mu.Lock()
-			f.vsphere = &vf
+			f.VSphere = &vf
 			mu.Unlock()
 		}()
 	}
@@ -131,17 +124,6 @@ func collect(ctx context.Context, env *Env, root string) (*findings, error) {
 		return f, err
 	}
 	return f, nil
-}
-
-// clusterLogs are the harness's own per-cluster logs (clusterctl init, move)
-// that go next to the cluster's collected files.
-func clusterLogs(env *Env, c *Cluster) map[string]string {
-	out := map[string]string{}
-	matches, _ := filepath.Glob(env.Path("logs", c.Name+"-*.log"))
-	for _, m := range matches {
-		out[strings.TrimPrefix(filepath.Base(m), c.Name+"-")] = m
-	}
-	return out
 }
 
 // WriteReports writes SUMMARY.md, junit.xml, timings.json and index.html from
@@ -157,16 +139,17 @@ func WriteReports(_ context.Context, env *Env, suite types.Report) {
 		return
 	}
 	in := report.Input{Suite: &suite, State: env.State}
+	if env.Registry != nil {
+		in.StageCategory = env.Registry.Category
+	}
 	if env.State != nil {
 		in.RunID, in.Profile = env.State.RunID, env.State.Profile
 	}
-	if v, ok := env.Get(envFindings); ok {
-		f := v.(*findings)
-		in.Clusters, in.VSphere = f.clusters, f.vsphere
+	reps := env.Reports()
+	if f := reps.Findings; f != nil {
+		in.Clusters, in.VSphere = f.Clusters, f.VSphere
 	}
-	if v, ok := env.Get(EnvPlacementHTML); ok {
-		in.PlacementMatrixHTML = v.(string)
-	}
+	in.PlacementMatrixHTML = reps.PlacementHTML
 	res, err := report.Write(w, in)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "artifacts: writing reports: %v\n", err)

@@ -2,56 +2,93 @@ package suites
 
 import (
 	"context"
-	"os"
+	"errors"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
 	"github.com/tkg-e2e/harness/framework/bootstrap"
+	"github.com/tkg-e2e/harness/framework/cleanup"
+	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/stages"
 )
+
+// Bootstrap creates the kind bootstrap cluster with the Cluster API providers.
+var Bootstrap = Stage{
+	Definition: stages.Definition{Name: "bootstrap", Category: stages.Infrastructure,
+		Intervals: []string{"create-kind", "wait-kind-nodes", "load-images", "init-providers", "wait-providers"},
+		Kinds:     []string{bootstrap.ResourceKindCluster},
+		Doc:       "kind cluster (kind as a library), images loaded, `clusterctl init` with cert-manager and the providers"},
+	Spec: func(ctx context.Context, env func() *Env) {
+		BootstrapSpec(ctx, func() BootstrapSpecInput {
+			e := env()
+			cfg := e.Config
+			iv := func(k string) config.Interval { return e.Interval("bootstrap", k) }
+			return BootstrapSpecInput{Env: e, Name: cfg.Clusters.Bootstrap.Name, NodeImage: cfg.Clusters.Bootstrap.NodeImage,
+				Images: images(cfg), ClusterctlConfigPath: cfg.Clusterctl.ConfigPath, Providers: providers(cfg),
+				Timeouts: bootstrap.Timeouts{Create: iv("create-kind").Timeout, NodesReady: iv("wait-kind-nodes").Timeout,
+					LoadImages: iv("load-images").Timeout, Init: iv("init-providers").Timeout,
+					ProvidersReady: iv("wait-providers").Timeout, Interval: iv("wait-providers").Poll}}
+		})
+	},
+	Cleanup: func(o CleanupOptions) StageCleanup {
+		return StageCleanup{
+			Deleters:   map[string]cleanup.Deleter{bootstrap.ResourceKindCluster: cleanup.KindDeleter(o.KindTimeout, o.Progress, o.Prefix)},
+			LeakChecks: []cleanup.LeakCheck{cleanup.DockerLeakCheck},
+		}
+	},
+}
 
 // BootstrapSpecInput is the input of BootstrapSpec.
 type BootstrapSpecInput struct {
 	Env *Env
+	// Name and NodeImage of the kind cluster (node image by tag).
+	Name, NodeImage string
+	// Images are loaded into the kind node before `clusterctl init`.
+	Images               []capiclusterctl.ContainerImage
+	ClusterctlConfigPath string
+	Providers            bootstrap.Providers
+	Timeouts             bootstrap.Timeouts
 	// PostInit runs once the providers are Available on the kind cluster.
 	PostInit func(ctx context.Context, kubeconfig string)
+}
+
+func (in BootstrapSpecInput) validate() error {
+	var errs []error
+	if err := in.Env.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if in.Name == "" || in.NodeImage == "" {
+		errs = append(errs, errors.New("Name and NodeImage of the kind cluster are required (clusters.bootstrap in the profile)"))
+	}
+	return errors.Join(errs...)
 }
 
 // BootstrapSpec creates the kind bootstrap cluster (docker socket mounted for
 // CAPD), loads the configured images and runs `clusterctl init` with
 // cert-manager and the configured providers, waiting for every provider.
-func BootstrapSpec(inputGetter func() BootstrapSpecInput) {
+func BootstrapSpec(_ context.Context, inputGetter func() BootstrapSpecInput) {
 	var input BootstrapSpecInput
 	BeforeEach(func() {
 		input = inputGetter()
-		Expect(input.Env.Validate()).To(Succeed())
+		Expect(input.validate()).To(Succeed(), "invalid BootstrapSpecInput")
 	})
 
 	It("creates the kind bootstrap cluster and installs the Cluster API providers", func(ctx SpecContext) {
 		env := input.Env
-		cfg := env.Config
-		RunStage(ctx, env, stages.Bootstrap, StageFuncs{
+		RunStage(ctx, env, "bootstrap", StageFuncs{
 			Run: func(ctx context.Context) error {
 				warnHostLimits(env)
-				if err := os.MkdirAll(KubeconfigDir(env), 0o700); err != nil {
-					return err
-				}
-				create := cfg.MustInterval(stages.Bootstrap, "create-kind")
-				ctrl := cfg.MustInterval(stages.Bootstrap, "wait-controllers")
 				res, err := bootstrap.Bootstrap(ctx, bootstrap.Input{
-					Name: cfg.Clusters.Bootstrap.Name, NodeImage: cfg.Clusters.Bootstrap.NodeImage,
-					KubeconfigPath: kubeconfigPath(env, cfg.Clusters.Bootstrap.Name), Images: images(cfg),
-					ClusterctlConfigPath: cfg.Clusterctl.ConfigPath, Providers: providers(cfg),
-					State: env.State, CreatedBy: stages.Bootstrap,
-					Timeouts: bootstrap.Timeouts{Create: create.Timeout, NodesReady: create.Timeout, LoadImages: create.Timeout,
-						Init: ctrl.Timeout, ProvidersReady: ctrl.Timeout, Interval: ctrl.Poll},
-					Progress: env.Out, Prefix: "[bootstrap]",
+					Name: input.Name, NodeImage: input.NodeImage, KubeconfigPath: env.KubeconfigPath(input.Name), Images: input.Images,
+					ClusterctlConfigPath: input.ClusterctlConfigPath, Providers: input.Providers,
+					State: env.State, CreatedBy: "bootstrap", Timeouts: input.Timeouts, Progress: env.Out, Prefix: "[bootstrap]",
 				})
 				if err != nil {
 					return err
 				}
-				reportSteps(env, stages.Bootstrap, res.Steps)
+				StepEntries(env, "bootstrap", res.Steps)
 				env.SetCluster(&Cluster{Role: RoleBootstrap, Name: res.Cluster.Name, Kubeconfig: res.Cluster.KubeconfigPath, Provider: "kind"})
 				if input.PostInit != nil {
 					input.PostInit(ctx, res.Cluster.KubeconfigPath)
@@ -60,7 +97,7 @@ func BootstrapSpec(inputGetter func() BootstrapSpecInput) {
 			},
 			Reattach: func(ctx context.Context) error {
 				// After move the kind cluster has done its job and is gone.
-				if env.State.Passed(stages.Move) {
+				if env.State.Passed("move") {
 					return nil
 				}
 				return attachCluster(ctx, env, RoleBootstrap)

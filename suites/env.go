@@ -1,7 +1,13 @@
-// Package suites holds one reusable Ginkgo spec per stage, in Cluster API's
-// style: XxxSpec(ctx, inputGetter) declares the spec; the input is read
-// through the getter when the spec runs, and validated with a clear message.
-// The e2e/ entry points decide which stages run and with which Env.
+// Package suites holds the harness's stages as reusable Ginkgo specs, in
+// Cluster API's style: XxxSpec(ctx, inputGetter) declares the spec, the
+// input (explicit fields, hooks as func fields) is read through the getter
+// when the spec runs and validated with a clear message.
+//
+// A stage is one file here: its Stage value (a stages.Definition plus the
+// binding that builds the spec's input from the Env, and the cleanup of the
+// resources it records) and its spec. The registry (registry.go) lists the
+// stages in run order; the e2e entry points, `harness plan`, interval
+// validation, failure classification and cleanup all read it.
 package suites
 
 import (
@@ -10,20 +16,29 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/redact"
 	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/vsphere"
 )
 
 // Env is what every stage spec shares: the loaded config, the run state, the
-// artifacts folder, the redacted output, and the clusters built so far.
+// artifacts folder, the redacted output, and the typed outputs of earlier
+// stages (clusters, the vSphere session, reports). Build it with NewEnv.
 type Env struct {
 	Config *config.Config
 	State  *run.State
+	// Registry is the stage registry the run was built from.
+	Registry *Registry
 	// ArtifactFolder is the run's folder (artifacts/<run-id>); the state file lives there.
 	ArtifactFolder string
+	// KubeconfigDir holds the run's kubeconfigs, outside the artifacts folder
+	// because they carry client keys and artifacts get uploaded.
+	KubeconfigDir string
 	// Out receives progress lines; it is GinkgoWriter behind the redactor.
 	Out      io.Writer
 	Redactor *redact.Redactor
@@ -37,21 +52,58 @@ type Env struct {
 
 	mu       sync.Mutex
 	clusters map[string]*Cluster
-	values   map[string]any
-	closers  []closer
+	vsphere  *vsphere.Session
+	reports  Reports
+	// secrets the run handled that are not in the config (the vcsim
+	// password), and all of them as they were before cleanup removed the
+	// kubeconfigs, for the final artifacts scan.
+	runSecrets, scanSecrets []string
+	// collectedAtFailure: stages whose failure was already collected.
+	collectedAtFailure map[string]bool
+	closers            []closer
+}
+
+// Reports are what the stages and the collectors leave for the run's reports.
+type Reports struct {
+	// PlacementHTML is the path of the placement matrix page, linked from index.html.
+	PlacementHTML string
+	// Findings of the final artifacts collection.
+	Findings *Findings
 }
 
 // Cluster is a cluster of the run, by role: bootstrap, management, workload.
+// It is the one handle stages pass around; Connect builds its clients.
 type Cluster struct {
 	Role       string
 	Name       string
 	Namespace  string
 	Kubeconfig string
-	// Provider is "kind" for the bootstrap cluster, "docker" (CAPD) or "vsphere".
+	// Provider is "kind" for the bootstrap cluster, "docker" (CAPD),
+	// "vsphere", or "external" (make verify).
 	Provider string
+
+	once sync.Once
+	kube *kube.Cluster
+	err  error
 }
 
-// Roles of the clusters of a run.
+// Connect returns the cluster's clients (built once, with the request
+// timeout every wait needs).
+func (c *Cluster) Connect() (*kube.Cluster, error) {
+	c.once.Do(func() {
+		c.kube, c.err = kube.Connect(c.Kubeconfig)
+		if c.err != nil {
+			c.err = fmt.Errorf("%s cluster %q: %w", c.Role, c.Name, c.err)
+		}
+	})
+	return c.kube, c.err
+}
+
+// DockerNodes reports whether the cluster's nodes are containers on this
+// Docker host (kind, CAPD), where images are loaded and node logs read by exec.
+func (c *Cluster) DockerNodes() bool { return c.Provider == "kind" || c.Provider == "docker" }
+
+// Roles of the clusters of a run, in the order they are created.
 const (
 	RoleBootstrap  = "bootstrap"
 	RoleManagement = "management"
@@ -59,6 +111,8 @@ const (
 	// RoleWindowsWorkload is only checked by make verify, given a kubeconfig.
 	RoleWindowsWorkload = "windows-workload"
 )
+
+var roleOrder = []string{RoleBootstrap, RoleManagement, RoleWorkload, RoleWindowsWorkload}
 
 // SetCluster records a cluster the run can use.
 func (e *Env) SetCluster(c *Cluster) {
@@ -84,12 +138,12 @@ func (e *Env) Cluster(role string) *Cluster {
 	return e.clusters[role]
 }
 
-// Clusters returns the live clusters of the run.
+// Clusters returns the live clusters of the run, in role order.
 func (e *Env) Clusters() []*Cluster {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []*Cluster
-	for _, role := range []string{RoleBootstrap, RoleManagement, RoleWorkload, RoleWindowsWorkload} {
+	for _, role := range roleOrder {
 		if c, ok := e.clusters[role]; ok {
 			out = append(out, c)
 		}
@@ -97,23 +151,57 @@ func (e *Env) Clusters() []*Cluster {
 	return out
 }
 
-// Set stores a value a later stage or the artifact collectors need (the
-// vSphere session, the placement report path).
-func (e *Env) Set(key string, v any) {
+// SetVSphere records the run's vCenter session for later stages and the collectors.
+func (e *Env) SetVSphere(s *vsphere.Session) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.values == nil {
-		e.values = map[string]any{}
-	}
-	e.values[key] = v
+	e.vsphere = s
 }
 
-// Get returns a value stored with Set.
-func (e *Env) Get(key string) (any, bool) {
+// VSphere returns the run's vCenter session, or nil when none was opened.
+func (e *Env) VSphere() *vsphere.Session {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	v, ok := e.values[key]
-	return v, ok
+	return e.vsphere
+}
+
+// UpdateReports changes the reports under the Env's lock.
+func (e *Env) UpdateReports(f func(*Reports)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f(&e.reports)
+}
+
+// Reports returns a copy of what the stages left for the reports.
+func (e *Env) Reports() Reports {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.reports
+}
+
+// AddRunSecret registers a secret value the run handles that the config does
+// not know (a simulator's password): masked in all output and scanned for in
+// the artifacts at the end.
+func (e *Env) AddRunSecret(v string) {
+	e.Redactor.Add(v)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.runSecrets = append(e.runSecrets, v)
+}
+
+// firstFailure reports whether this is the first failure of stage, so
+// collection at failure runs once per stage.
+func (e *Env) firstFailure(stage string) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.collectedAtFailure == nil {
+		e.collectedAtFailure = map[string]bool{}
+	}
+	if e.collectedAtFailure[stage] {
+		return false
+	}
+	e.collectedAtFailure[stage] = true
+	return true
 }
 
 // Path returns a path inside the run's artifacts folder.
@@ -121,9 +209,25 @@ func (e *Env) Path(elem ...string) string {
 	return filepath.Join(append([]string{e.ArtifactFolder}, elem...)...)
 }
 
+// KubeconfigPath is where the kubeconfig of a cluster of the run is kept.
+func (e *Env) KubeconfigPath(cluster string) string {
+	return filepath.Join(e.KubeconfigDir, cluster+".kubeconfig")
+}
+
 // Printf writes a progress line.
 func (e *Env) Printf(format string, args ...any) {
 	fmt.Fprintf(e.Out, format+"\n", args...)
+}
+
+// Interval returns the interval of one wait of a stage. The key must be one
+// the stage's Definition registers, so config validation has checked it
+// resolves; a key that is not registered is a harness bug and panics with
+// what to fix.
+func (e *Env) Interval(stage, key string) config.Interval {
+	if keys, ok := e.Registry.IntervalKeys()[stage]; !ok || !slices.Contains(keys, key) {
+		panic(fmt.Sprintf("interval %s/%s is not registered: add %q to the Intervals of %s's Definition", stage, key, key, stage))
+	}
+	return e.Config.MustInterval(stage, key)
 }
 
 // Validate checks what every stage needs.
@@ -132,13 +236,15 @@ func (e *Env) Validate() error {
 	case e == nil:
 		return fmt.Errorf("suite Env is nil: the BeforeSuite that builds it did not run or failed")
 	case e.Config == nil:
-		return fmt.Errorf("Env.Config is nil: load the config in BeforeSuite")
+		return fmt.Errorf("Env.Config is nil: load the config in BeforeSuite (suites.NewEnv)")
 	case e.State == nil:
-		return fmt.Errorf("Env.State is nil: create or load the run state in BeforeSuite")
-	case e.ArtifactFolder == "":
-		return fmt.Errorf("Env.ArtifactFolder is empty")
-	case e.Out == nil:
-		return fmt.Errorf("Env.Out is nil")
+		return fmt.Errorf("Env.State is nil: create or load the run state in BeforeSuite (suites.NewEnv)")
+	case e.Registry == nil:
+		return fmt.Errorf("Env.Registry is nil: build the Env with suites.NewEnv")
+	case e.ArtifactFolder == "" || e.KubeconfigDir == "":
+		return fmt.Errorf("Env.ArtifactFolder or Env.KubeconfigDir is empty: build the Env with suites.NewEnv")
+	case e.Out == nil || e.Redactor == nil:
+		return fmt.Errorf("Env.Out or Env.Redactor is nil: build the Env with suites.NewEnv")
 	}
 	return nil
 }

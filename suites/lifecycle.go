@@ -3,10 +3,8 @@ package suites
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
+	"time"
 
-	. "github.com/onsi/ginkgo/v2"
 	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
 	"github.com/tkg-e2e/harness/framework/bootstrap"
@@ -16,19 +14,8 @@ import (
 	"github.com/tkg-e2e/harness/framework/packages"
 )
 
-// KubeconfigDir is where the run's kubeconfigs live: outside the artifacts
-// folder, because they hold client keys and artifacts get uploaded.
-func KubeconfigDir(env *Env) string {
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	return filepath.Join(base, "tkg-e2e", env.State.RunID)
-}
-
-func kubeconfigPath(env *Env, name string) string {
-	return filepath.Join(KubeconfigDir(env), name+".kubeconfig")
-}
+// Step is one timed step of a stage.
+type Step = bootstrap.Step
 
 func images(cfg *config.Config) []capiclusterctl.ContainerImage {
 	var out []capiclusterctl.ContainerImage
@@ -51,122 +38,118 @@ func infraProvider(cfg *config.Config) string {
 	return ""
 }
 
-// createTimeouts maps a stage's intervals onto a cluster create.
-func createTimeouts(cfg *config.Config, stage string) clusters.CreateTimeouts {
-	iv := func(k string) config.Interval { return cfg.MustInterval(stage, k) }
-	return clusters.CreateTimeouts{
-		Apply: iv("apply").Timeout, APIReachable: iv("wait-control-plane").Timeout, CNI: iv("apply").Timeout,
-		ControlPlaneInitialized: iv("wait-control-plane").Timeout, MachinesRunning: iv("wait-machines").Timeout,
-		NodesReady: iv("wait-nodes").Timeout, ClusterAvailable: iv("wait-cluster").Timeout, Interval: iv("wait-machines").Poll,
-	}
-}
-
-// createCluster creates a Cluster API cluster of a role from the cluster that
-// manages it, records it in Env, and installs kapp-controller (and the local
-// package set when the config asks), so the packages stage has something real
-// to check.
-func createCluster(ctx context.Context, env *Env, role string, spec config.WorkloadCluster, stage string, holder *Cluster) (*clusters.Cluster, error) {
-	cfg := env.Config
+// provision runs the one cluster lifecycle path and records the cluster in the Env.
+func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cluster, []Step, error) {
+	t := in.Timeouts
+	spec := in.Cluster
 	res, err := clusters.Create(ctx, clusters.CreateInput{
 		Spec: clusters.Spec{Name: spec.Name, Namespace: spec.Namespace, KubernetesVersion: spec.KubernetesVersion, Flavor: spec.Flavor,
-			InfrastructureProvider: infraProvider(cfg), ControlPlaneMachineCount: int64(spec.ControlPlaneMachineCount),
+			InfrastructureProvider: in.InfrastructureProvider, ControlPlaneMachineCount: int64(spec.ControlPlaneMachineCount),
 			WorkerMachineCount: int64(spec.WorkerMachineCount)},
-		Role: role, ManagementKubeconfig: holder.Kubeconfig, ClusterctlConfigPath: cfg.Clusterctl.ConfigPath,
-		CNIManifest: cfg.Addons.CNIManifest, KubeconfigPath: kubeconfigPath(env, spec.Name),
-		State: env.State, CreatedBy: stage, Timeouts: createTimeouts(cfg, stage), Progress: env.Out, Prefix: "[" + stage + "]",
+		Role: in.Role, ManagementKubeconfig: in.Holder.Kubeconfig, ClusterctlConfigPath: in.ClusterctlConfigPath,
+		CNIManifest: in.CNIManifest, KubeconfigPath: env.KubeconfigPath(spec.Name),
+		State: env.State, CreatedBy: in.Stage,
+		Timeouts: clusters.CreateTimeouts{Apply: t.Apply.Timeout, APIReachable: t.WaitAPI.Timeout, CNI: t.ApplyCNI.Timeout,
+			ControlPlaneInitialized: t.WaitControlPlane.Timeout, MachinesRunning: t.WaitMachines.Timeout,
+			NodesReady: t.WaitNodes.Timeout, ClusterAvailable: t.WaitCluster.Timeout, Interval: t.WaitMachines.Poll},
+		Progress: env.Out, Prefix: "[" + in.Stage + "]",
 	})
 	if err != nil {
-		return nil, err
+		if res != nil {
+			return nil, res.Steps, err
+		}
+		return nil, nil, err
 	}
-	reportSteps(env, stage, res.Steps)
-	env.SetCluster(&Cluster{Role: role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: res.Cluster.KubeconfigPath, Provider: infraProvider(cfg)})
-	return res.Cluster, nil
-}
-
-func installAddons(ctx context.Context, env *Env, stage string, c *clusters.Cluster) error {
-	cfg := env.Config
-	if cfg.Addons.KappControllerManifest == "" {
-		return nil
+	steps := res.Steps
+	c := res.Cluster
+	env.SetCluster(&Cluster{Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: c.KubeconfigPath, Provider: in.InfrastructureProvider})
+	var imgs []capiclusterctl.ContainerImage
+	if in.InfrastructureProvider == "docker" {
+		imgs = in.Images
 	}
-	if err := clusters.InstallKappController(ctx, clusters.KappControllerInput{Cluster: c.Kube, Manifest: cfg.Addons.KappControllerManifest,
-		ClusterName: c.Name, ApplyTimeout: cfg.MustInterval(stage, "apply").Timeout,
-		ReadyTimeout: cfg.MustInterval(stage, "wait-kapp-controller").Timeout, Interval: cfg.MustInterval(stage, "wait-kapp-controller").Poll,
-		Progress: env.Out, Prefix: "[" + stage + "]"}); err != nil {
-		return err
+	kapp := in.KappControllerManifest
+	if in.Providers != nil {
+		pr, err := clusters.PrepareManagement(ctx, clusters.PrepareManagementInput{
+			Cluster: c, Images: imgs, ClusterctlConfigPath: in.ClusterctlConfigPath, Providers: *in.Providers,
+			KappControllerManifest: kapp,
+			Timeouts: clusters.PrepareManagementTimeouts{LoadImages: t.LoadImages.Timeout, Init: t.InitProviders.Timeout,
+				ProvidersReady: t.WaitProviders.Timeout, KappApply: t.ApplyKappController.Timeout,
+				KappReady: t.WaitKappController.Timeout, Interval: t.WaitProviders.Poll},
+			Progress: env.Out, Prefix: "[" + in.Stage + "]",
+		})
+		if pr != nil {
+			steps = append(steps, pr.Steps...)
+		}
+		if err != nil {
+			return c, steps, err
+		}
+	} else {
+		if len(imgs) > 0 {
+			start := time.Now()
+			if _, err := bootstrap.LoadImages(ctx, bootstrap.LoadImagesInput{ClusterName: c.Name, Images: imgs,
+				Timeout: t.LoadImages.Timeout, Progress: env.Out, Prefix: "[" + in.Stage + "]"}); err != nil {
+				return c, steps, err
+			}
+			steps = append(steps, Step{Name: "load-images", Duration: time.Since(start)})
+		}
+		if kapp != "" {
+			start := time.Now()
+			if err := clusters.InstallKappController(ctx, clusters.KappControllerInput{Cluster: c.Kube, Manifest: kapp,
+				ClusterName: c.Name, ApplyTimeout: t.ApplyKappController.Timeout, ReadyTimeout: t.WaitKappController.Timeout,
+				Interval: t.WaitKappController.Poll, Progress: env.Out, Prefix: "[" + in.Stage + "]"}); err != nil {
+				return c, steps, err
+			}
+			steps = append(steps, Step{Name: "kapp-controller", Duration: time.Since(start)})
+		}
 	}
-	return installLocalPackages(ctx, env, stage, c.Kube)
+	if in.PostAddons != nil && kapp != "" {
+		start := time.Now()
+		if err := in.PostAddons(ctx, c.Kube); err != nil {
+			return c, steps, err
+		}
+		steps = append(steps, Step{Name: "packages", Duration: time.Since(start)})
+	}
+	return c, steps, nil
 }
 
 // attachCluster re-attaches to a cluster a kept run recorded, checking that
 // its API answers.
 func attachCluster(ctx context.Context, env *Env, role string) error {
-	r, ok := env.State.Resource(clusters.ResourceKind, role)
+	kind, provider := clusters.ResourceKind, infraProvider(env.Config)
 	if role == RoleBootstrap {
-		r, ok = env.State.Resource(bootstrap.ResourceKindCluster, role)
+		kind, provider = bootstrap.ResourceKindCluster, "kind"
 	}
+	r, ok := env.State.Resource(kind, role)
 	if !ok {
 		return fmt.Errorf("the state file lists no %s cluster", role)
 	}
 	if r.State == "deleted" {
 		return fmt.Errorf("the %s cluster %s was deleted", role, r.Name)
 	}
-	k, err := kube.Connect(r.Kubeconfig)
+	c := &Cluster{Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig, Provider: provider}
+	k, err := c.Connect()
 	if err != nil {
 		return err
 	}
 	if err := k.Ready(ctx); err != nil {
 		return fmt.Errorf("the %s cluster %s does not answer: %w", role, r.Name, err)
 	}
-	provider := infraProvider(env.Config)
-	if role == RoleBootstrap {
-		provider = "kind"
-	}
-	env.SetCluster(&Cluster{Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig, Provider: provider})
+	env.SetCluster(c)
 	env.Printf("[resume] %s cluster %s answers (kubeconfig %s)", role, r.Name, r.Kubeconfig)
 	return nil
-}
-
-func reportSteps(env *Env, stage string, steps []bootstrap.Step) {
-	for _, s := range steps {
-		env.Printf("[%s] step %-28s %6.1fs", stage, s.Name, s.Duration.Seconds())
-	}
-	addStepEntries(stage, steps)
 }
 
 func errNoCluster(role string) error {
 	return fmt.Errorf("no %s cluster in this run: the stage that creates it did not run or did not pass (resume with RESUME=1 to re-attach to a kept one)", role)
 }
 
-// installLocalPackages installs the harness's small package set where the
-// config asks for it (local profile), so the packages stage checks a real
-// kapp-controller reconcile.
-func installLocalPackages(ctx context.Context, env *Env, stage string, k *kube.Cluster) error {
-	if !env.Config.Packages.InstallLocalSet {
-		return nil
-	}
+// installLocalPackages installs the harness's small package set (local
+// profile), so the packages stage checks a real kapp-controller reconcile.
+func installLocalPackages(ctx context.Context, env *Env, stage string, k *kube.Cluster, iv config.Interval) error {
 	cl, err := packages.NewClient(k.Config)
 	if err != nil {
 		return err
 	}
-	iv := env.Config.MustInterval(stage, "wait-kapp-controller")
 	return packages.InstallSamplePackages(ctx, packages.SampleInput{Client: cl, Timeout: iv.Timeout, Interval: iv.Poll,
 		Progress: env.Out, Prefix: "[" + stage + "]"})
-}
-
-func addStepEntries(stage string, steps []bootstrap.Step) {
-	for _, s := range steps {
-		AddReportEntry(stage+"/"+s.Name, fmt.Sprintf("%.1fs", s.Duration.Seconds()), ReportEntryVisibilityNever)
-	}
-}
-
-// loadImages loads the configured images into a CAPD cluster's nodes (node
-// containers are labelled with the cluster name, as kind's are). Nodes of
-// other providers pull.
-func loadImages(ctx context.Context, env *Env, stage, cluster string) error {
-	if infraProvider(env.Config) != "docker" || len(env.Config.Images) == 0 {
-		return nil
-	}
-	_, err := bootstrap.LoadImages(ctx, bootstrap.LoadImagesInput{ClusterName: cluster, Images: images(env.Config),
-		Timeout: env.Config.MustInterval(stage, "apply").Timeout, Progress: env.Out, Prefix: "[" + stage + "]"})
-	return err
 }

@@ -3,66 +3,22 @@ package suites
 import (
 	"context"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
-
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/stages"
 )
 
-// ManagementSpecInput is the input of ManagementSpec.
-type ManagementSpecInput struct {
-	Env *Env
-	// PostCreate runs once the management cluster is Available and prepared.
-	PostCreate func(ctx context.Context, c *clusters.Cluster)
-}
-
-// ManagementSpec creates the management cluster from the bootstrap cluster,
-// waits for control plane, Machines and Nodes, loads the images into its
-// nodes, runs `clusterctl init` on it and installs kapp-controller (and the
-// local package set), as TKG's management cluster create does.
-func ManagementSpec(inputGetter func() ManagementSpecInput) {
-	var input ManagementSpecInput
-	BeforeEach(func() {
-		input = inputGetter()
-		Expect(input.Env.Validate()).To(Succeed())
-	})
-
-	It("creates the management cluster and installs its providers and packages", func(ctx SpecContext) {
-		env := input.Env
-		cfg := env.Config
-		RunStage(ctx, env, stages.Management, StageFuncs{
-			Run: func(ctx context.Context) error {
-				holder := env.Cluster(RoleBootstrap)
-				if holder == nil {
-					return errNoCluster(RoleBootstrap)
-				}
-				c, err := createCluster(ctx, env, RoleManagement, cfg.Clusters.Management, stages.Management, holder)
-				if err != nil {
-					return err
-				}
-				ctrl := cfg.MustInterval(stages.Management, "wait-controllers")
-				res, err := clusters.PrepareManagement(ctx, clusters.PrepareManagementInput{
-					Cluster: c, Images: images(cfg), ClusterctlConfigPath: cfg.Clusterctl.ConfigPath, Providers: providers(cfg),
-					KappControllerManifest: cfg.Addons.KappControllerManifest,
-					Timeouts: clusters.PrepareManagementTimeouts{LoadImages: ctrl.Timeout, Init: ctrl.Timeout, ProvidersReady: ctrl.Timeout,
-						KappApply: cfg.MustInterval(stages.Management, "apply").Timeout,
-						KappReady: cfg.MustInterval(stages.Management, "wait-kapp-controller").Timeout, Interval: ctrl.Poll},
-					Progress: env.Out, Prefix: "[management]",
-				})
-				if err != nil {
-					return err
-				}
-				reportSteps(env, stages.Management, res.Steps)
-				if err := installLocalPackages(ctx, env, stages.Management, c.Kube); err != nil {
-					return err
-				}
-				if input.PostCreate != nil {
-					input.PostCreate(ctx, c)
-				}
-				return nil
-			},
-			Reattach: func(ctx context.Context) error { return attachCluster(ctx, env, RoleManagement) },
+// Management creates the management cluster from the bootstrap cluster and
+// makes it a management cluster (providers, kapp-controller).
+var Management = Stage{
+	Definition: stages.Definition{Name: "management", Needs: []string{"bootstrap"}, Category: stages.Provider,
+		Intervals: append([]string{"init-providers", "wait-providers"}, clusterIntervals...),
+		Kinds:     []string{clusters.ResourceKind},
+		Doc:       "a Cluster API cluster from the bootstrap cluster, CNI, images, `clusterctl init`, kapp-controller"},
+	Spec: func(ctx context.Context, env func() *Env) {
+		ClusterSpec(ctx, func() ClusterSpecInput {
+			e := env()
+			return clusterInput(e, "management", RoleManagement, RoleBootstrap, e.Config.Clusters.Management, true)
 		})
-	})
+	},
+	Cleanup: capiClusterCleanup,
 }

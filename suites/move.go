@@ -2,64 +2,104 @@ package suites
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/tkg-e2e/harness/framework/bootstrap"
+	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/move"
 	"github.com/tkg-e2e/harness/framework/stages"
 )
 
+// Move moves the management cluster's Cluster API objects into itself.
+var Move = Stage{
+	Definition: stages.Definition{Name: "move", Needs: []string{"management"}, Category: stages.Provider,
+		Intervals: []string{"pre-check", "settle-before", "discovery", "move", "post-check", "reconcile", "settle-after", "delete-kind"},
+		Doc:       "`clusterctl move` from kind into the management cluster, checked, kind deleted"},
+	Spec: func(ctx context.Context, env func() *Env) {
+		MoveSpec(ctx, func() MoveSpecInput {
+			e := env()
+			iv := func(k string) config.Interval { return e.Interval("move", k) }
+			return MoveSpecInput{Env: e, From: e.Cluster(RoleBootstrap), To: e.Cluster(RoleManagement),
+				ClusterctlConfigPath: e.Config.Clusterctl.ConfigPath,
+				Timeouts: move.Timeouts{PreCheck: iv("pre-check").Timeout, SettleBefore: iv("settle-before").Timeout,
+					Discovery: iv("discovery").Timeout, Move: iv("move").Timeout, PostCheck: iv("post-check").Timeout,
+					Reconcile: iv("reconcile").Timeout, SettleAfter: iv("settle-after").Timeout, Interval: iv("settle-after").Poll},
+				DeleteKind: iv("delete-kind").Timeout}
+		})
+	},
+}
+
 // MoveSpecInput is the input of MoveSpec.
 type MoveSpecInput struct {
 	Env *Env
+	// From is the bootstrap cluster, To the management cluster that takes over.
+	From, To             *Cluster
+	ClusterctlConfigPath string
+	Timeouts             move.Timeouts
+	// DeleteKind bounds deleting the kind cluster after the move.
+	DeleteKind time.Duration
 	// KeepBootstrap keeps the kind cluster after the move (TKG deletes it).
 	KeepBootstrap bool
+	// PostMove runs after a passed move with its result.
+	PostMove func(ctx context.Context, res *move.Result)
+}
+
+func (in MoveSpecInput) validate() error {
+	var errs []error
+	if err := in.Env.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if !in.KeepBootstrap && in.DeleteKind <= 0 {
+		errs = append(errs, errors.New("DeleteKind must be positive unless KeepBootstrap is set"))
+	}
+	return errors.Join(errs...)
 }
 
 // MoveSpec moves the management cluster's Cluster API objects from the kind
 // cluster into the management cluster itself with `clusterctl move`, checks
 // that nothing was lost (per-kind inventory), nothing is left on the source,
 // the target is not paused and no Machine was replaced, then deletes kind.
-func MoveSpec(inputGetter func() MoveSpecInput) {
+func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
 	var input MoveSpecInput
 	BeforeEach(func() {
 		input = inputGetter()
-		Expect(input.Env.Validate()).To(Succeed())
+		Expect(input.validate()).To(Succeed(), "invalid MoveSpecInput")
 	})
 
 	It("moves the management cluster into itself without losing or replacing anything", func(ctx SpecContext) {
 		env := input.Env
-		cfg := env.Config
-		RunStage(ctx, env, stages.Move, StageFuncs{
+		RunStage(ctx, env, "move", StageFuncs{
 			Run: func(ctx context.Context) error {
-				from, to := env.Cluster(RoleBootstrap), env.Cluster(RoleManagement)
+				from, to := input.From, input.To
 				if from == nil {
 					return errNoCluster(RoleBootstrap)
 				}
 				if to == nil {
 					return errNoCluster(RoleManagement)
 				}
-				mv, pre, settle := cfg.MustInterval(stages.Move, "move"), cfg.MustInterval(stages.Move, "pre-check"), cfg.MustInterval(stages.Move, "settle")
 				res, err := move.Move(ctx, move.Input{FromKubeconfig: from.Kubeconfig, ToKubeconfig: to.Kubeconfig,
-					Namespace: to.Namespace, ClusterName: to.Name, ClusterctlConfigPath: cfg.Clusterctl.ConfigPath, State: env.State,
-					Timeouts: move.Timeouts{PreCheck: pre.Timeout, SettleBefore: settle.Timeout, Discovery: mv.Timeout, Move: mv.Timeout,
-						PostCheck: mv.Timeout, Reconcile: mv.Timeout, SettleAfter: settle.Timeout, Interval: settle.Poll},
-					Progress: env.Out, Prefix: "[move]"})
+					Namespace: to.Namespace, ClusterName: to.Name, ClusterctlConfigPath: input.ClusterctlConfigPath, State: env.State,
+					Timeouts: input.Timeouts, Progress: env.Out, Prefix: "[move]"})
 				if res != nil {
 					reportMove(env, res)
 				}
 				if err != nil {
 					return err
 				}
+				if input.PostMove != nil {
+					input.PostMove(ctx, res)
+				}
 				if input.KeepBootstrap {
 					return nil
 				}
 				if err := bootstrap.DeleteKindCluster(ctx, bootstrap.DeleteKindClusterInput{Name: from.Name, KubeconfigPath: from.Kubeconfig,
-					State: env.State, Timeout: cfg.MustInterval("cleanup", "wait-delete").Timeout, Progress: env.Out, Prefix: "[move]"}); err != nil {
+					State: env.State, Timeout: input.DeleteKind, Progress: env.Out, Prefix: "[move]"}); err != nil {
 					return fmt.Errorf("the move passed but deleting the kind cluster failed: %w", err)
 				}
 				env.DropCluster(RoleBootstrap)
@@ -84,11 +124,11 @@ func reportMove(env *Env, res *move.Result) {
 		fmt.Fprintf(&b, "differences: %s\n", strings.Join(res.Diff, "; "))
 	}
 	fmt.Fprintf(&b, "machines before: %d, after: %d\n", len(res.MachinesBefore), len(res.MachinesAfter))
-	steps := make([]bootstrap.Step, 0, len(res.Steps))
+	steps := make([]Step, 0, len(res.Steps))
 	for _, s := range res.Steps {
-		steps = append(steps, bootstrap.Step{Name: s.Name, Duration: s.Duration})
+		steps = append(steps, Step{Name: s.Name, Duration: s.Duration})
 	}
-	reportSteps(env, stages.Move, steps)
+	StepEntries(env, "move", steps)
 	AddReportEntry("move inventory", b.String())
 	env.Printf("[move] inventory:\n%s", b.String())
 }

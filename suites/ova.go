@@ -12,58 +12,105 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/tkg-e2e/harness/framework/cleanup"
+	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/stages"
 	"github.com/tkg-e2e/harness/framework/vsphere"
 	"github.com/tkg-e2e/harness/framework/vsphere/ovagen"
 )
 
+// OVA imports the node OVAs as vCenter templates.
+var OVA = Stage{
+	Definition: stages.Definition{Name: "ova", Category: stages.Infrastructure, Intervals: []string{"connect", "import"},
+		Kinds: []string{vsphere.ResourceKind},
+		Doc:   "imports node OVAs into vCenter as templates, checks their vApp properties, reuses them on a second import"},
+	Spec: func(ctx context.Context, env func() *Env) {
+		OVASpec(ctx, func() OVASpecInput {
+			e := env()
+			return OVASpecInput{Env: e, Placement: placementOf(e.Config), OVAs: e.Config.OVA.Images,
+				Concurrency: e.Config.OVA.Concurrency, Replace: e.Config.OVA.Replace, Import: e.Interval("ova", "import"),
+				Connect: func(ctx context.Context) (*vsphere.Session, error) { return vsphereSession(ctx, e, e.Interval("ova", "connect")) }}
+		})
+	},
+	Cleanup: func(o CleanupOptions) StageCleanup {
+		return StageCleanup{Deleters: map[string]cleanup.Deleter{vsphere.ResourceKind: keepTemplate(o.State)}}
+	},
+}
+
+// keepTemplate is the "deleter" of templates: they are kept on purpose (the
+// next run reuses them), except in vcsim, where they ended with the process
+// that ran the simulator.
+func keepTemplate(s *run.State) cleanup.Deleter {
+	return func(_ context.Context, r run.Resource) (string, error) {
+		if s != nil && s.Profile == "local" {
+			return "gone with the in-process vcsim", s.SetResourceState(r.Key(), "deleted")
+		}
+		return "", cleanup.Keep(fmt.Sprintf("template %s is kept for the next run (by hand: %s)", r.Name, r.DeleteHint))
+	}
+}
+
 // OVASpecInput is the input of OVASpec.
 type OVASpecInput struct {
 	Env *Env
+	// Connect opens (or returns) the run's vCenter session.
+	Connect func(ctx context.Context) (*vsphere.Session, error)
+	// Placement is where templates go.
+	Placement vsphere.Placement
+	// OVAs are the node OVAs to import (generated first when they say so).
+	OVAs        []config.OVA
+	Concurrency int
+	Replace     bool
+	Import      config.Interval
 	// PostImport runs after the templates are imported and validated.
 	PostImport func(ctx context.Context, s *vsphere.Session, results []vsphere.Result)
 }
 
-// Env keys of what the ova stage leaves for the artifact collectors.
-const (
-	// EnvVSphereSession holds the *vsphere.Session of the run.
-	EnvVSphereSession = "vsphere.session"
-)
+func (in OVASpecInput) validate() error {
+	var errs []error
+	if err := in.Env.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(in.OVAs) == 0 {
+		errs = append(errs, errors.New("OVAs is empty: list the node OVAs to import under ova.images"))
+	}
+	if in.Connect == nil || in.Import.Timeout <= 0 {
+		errs = append(errs, errors.New("Connect and Import (an interval) are required"))
+	}
+	return errors.Join(errs...)
+}
 
 // OVASpec imports the node OVAs of the config as templates, checks their vApp
 // properties, then imports them again to prove the stage is idempotent (every
 // template reused), as a second run against the same vCenter would.
-func OVASpec(inputGetter func() OVASpecInput) {
+func OVASpec(_ context.Context, inputGetter func() OVASpecInput) {
 	var (
 		input   OVASpecInput
 		session *vsphere.Session
 	)
 	BeforeEach(func() {
 		input = inputGetter()
-		Expect(input.Env.Validate()).To(Succeed())
-		Expect(input.Env.Config.OVA.Images).NotTo(BeEmpty(), "config ova.images is empty: list the node OVAs to import")
+		Expect(input.validate()).To(Succeed(), "invalid OVASpecInput")
 	})
 
 	It("imports node OVAs as templates with the expected vApp properties", func(ctx SpecContext) {
 		env := input.Env
-		RunStage(ctx, env, stages.OVA, StageFuncs{Run: func(ctx context.Context) error {
+		RunStage(ctx, env, "ova", StageFuncs{Run: func(ctx context.Context) error {
 			var err error
-			session, err = vsphereSession(ctx, env)
-			if err != nil {
+			if session, err = input.Connect(ctx); err != nil {
 				return err
 			}
-			if err := generateTestOVAs(env); err != nil {
+			if err := generateTestOVAs(env, input.OVAs); err != nil {
 				return err
 			}
-			results, err := importOVAs(ctx, env, session)
+			results, err := importOVAs(ctx, env, input, session)
 			reportImports(env, results)
 			if err != nil {
 				return err
 			}
 			var problems []error
 			for _, r := range results {
-				want := expectedProperties(env, r.Name)
-				if err := session.ValidateProperties(ctx, env.Config.VSphere.Datacenter, r.Path, want); err != nil {
+				if err := session.ValidateProperties(ctx, input.Placement.Datacenter, r.Path, expectedProperties(input.OVAs, r.Name)); err != nil {
 					problems = append(problems, err)
 				}
 			}
@@ -79,10 +126,10 @@ func OVASpec(inputGetter func() OVASpecInput) {
 
 	It("reuses every template on a second import of the same OVAs", func(ctx SpecContext) {
 		env := input.Env
-		if !env.State.Passed(stages.OVA) || session == nil {
+		if !env.State.Passed("ova") || session == nil {
 			Skip("the import did not pass, so there is nothing to reuse")
 		}
-		results, err := importOVAs(ctx, env, session)
+		results, err := importOVAs(ctx, env, input, session)
 		reportImports(env, results)
 		Expect(err).NotTo(HaveOccurred())
 		for _, r := range results {
@@ -91,15 +138,19 @@ func OVASpec(inputGetter func() OVASpecInput) {
 	})
 }
 
+func placementOf(cfg *config.Config) vsphere.Placement {
+	v := cfg.VSphere
+	return vsphere.Placement{Datacenter: v.Datacenter, Folder: v.Folder, Datastore: v.Datastore, ResourcePool: v.ResourcePool, Network: v.Network}
+}
+
 // vsphereSession connects to the configured vCenter, or starts vcsim and
 // connects to it over the same SOAP API. The session (and simulator) live
 // until the suite ends, so the artifact collectors can read the inventory.
-func vsphereSession(ctx context.Context, env *Env) (*vsphere.Session, error) {
-	if v, ok := env.Get(EnvVSphereSession); ok {
-		return v.(*vsphere.Session), nil
+func vsphereSession(ctx context.Context, env *Env, connect config.Interval) (*vsphere.Session, error) {
+	if s := env.VSphere(); s != nil {
+		return s, nil
 	}
 	cfg := env.Config.VSphere
-	connect := env.Config.MustInterval(stages.OVA, "connect")
 	var in vsphere.SessionInput
 	if cfg.Simulator {
 		sim, err := vsphere.StartSimulator()
@@ -107,7 +158,7 @@ func vsphereSession(ctx context.Context, env *Env) (*vsphere.Session, error) {
 			return nil, fmt.Errorf("starting vcsim: %w", err)
 		}
 		env.AddCloser("vcsim", func(context.Context) error { sim.Close(); return nil })
-		env.addRunSecret(sim.Password)
+		env.AddRunSecret(sim.Password)
 		env.Printf("[ova] vcsim (VPX model) listening on %s", sim.Server)
 		in = sim.SessionInput()
 	} else {
@@ -120,15 +171,15 @@ func vsphereSession(ctx context.Context, env *Env) (*vsphere.Session, error) {
 		return nil, err
 	}
 	env.AddCloser("vsphere session", s.Close)
-	env.Set(EnvVSphereSession, s)
+	env.SetVSphere(s)
 	return s, nil
 }
 
 // generateTestOVAs writes the OVAs the config asks to synthesize (local
 // profile): no binary OVA is committed. The seed comes from the name, so the
 // same config always produces the same OVA and a second import can reuse it.
-func generateTestOVAs(env *Env) error {
-	for _, o := range env.Config.OVA.Images {
+func generateTestOVAs(env *Env, ovas []config.OVA) error {
+	for _, o := range ovas {
 		if o.Generate == nil {
 			continue
 		}
@@ -150,31 +201,28 @@ func generateTestOVAs(env *Env) error {
 	return nil
 }
 
-func importOVAs(ctx context.Context, env *Env, s *vsphere.Session) ([]vsphere.Result, error) {
-	cfg := env.Config
-	iv := cfg.MustInterval(stages.OVA, "import")
+func importOVAs(ctx context.Context, env *Env, in OVASpecInput, s *vsphere.Session) ([]vsphere.Result, error) {
 	var ovas []vsphere.OVA
-	for _, o := range cfg.OVA.Images {
+	for _, o := range in.OVAs {
 		ovas = append(ovas, vsphere.OVA{Source: o.Source, Name: o.Name})
 	}
 	return s.ImportOVAs(ctx, vsphere.ImportInput{
-		Placement: vsphere.Placement{Datacenter: cfg.VSphere.Datacenter, Folder: cfg.VSphere.Folder,
-			Datastore: cfg.VSphere.Datastore, ResourcePool: cfg.VSphere.ResourcePool, Network: cfg.VSphere.Network},
+		Placement:    in.Placement,
 		OVAs:         ovas,
-		Concurrency:  cfg.OVA.Concurrency,
-		Replace:      cfg.OVA.Replace,
+		Concurrency:  in.Concurrency,
+		Replace:      in.Replace,
 		DownloadDir:  env.Path("ova-downloads"),
-		Timeout:      iv.Timeout,
-		PollInterval: iv.Poll,
+		Timeout:      in.Import.Timeout,
+		PollInterval: in.Import.Poll,
 		Progress:     env.Out,
 		Prefix:       "[ova]",
 		Recorder:     env.State,
-		CreatedBy:    stages.OVA,
+		CreatedBy:    "ova",
 	})
 }
 
-func expectedProperties(env *Env, template string) map[string]string {
-	for _, o := range env.Config.OVA.Images {
+func expectedProperties(ovas []config.OVA, template string) map[string]string {
+	for _, o := range ovas {
 		if o.Name == template {
 			return o.Properties
 		}

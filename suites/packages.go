@@ -15,6 +15,16 @@ import (
 	"github.com/tkg-e2e/harness/framework/stages"
 )
 
+// Packages checks that every expected PackageInstall reconciles.
+var Packages = Stage{
+	Definition: stages.Definition{Name: "packages", Needs: []string{"workload"}, Category: stages.Package,
+		Intervals: []string{"wait-reconcile"},
+		Doc:       "kapp-controller PackageInstalls reach ReconcileSucceeded; failures quote usefulErrorMessage"},
+	Spec: func(ctx context.Context, env func() *Env) {
+		PackagesSpec(ctx, func() PackagesSpecInput { return PackagesSpecInput{Env: env()} })
+	},
+}
+
 // PackagesSpecInput is the input of PackagesSpec.
 type PackagesSpecInput struct {
 	Env *Env
@@ -24,7 +34,7 @@ type PackagesSpecInput struct {
 // run to reach ReconcileSucceeded; on failure the report quotes
 // usefulErrorMessage (or the condition message when kapp-controller left it
 // empty). Where TKG's ClusterBootstrap CRD exists, its status must mirror them.
-func PackagesSpec(inputGetter func() PackagesSpecInput) {
+func PackagesSpec(_ context.Context, inputGetter func() PackagesSpecInput) {
 	var input PackagesSpecInput
 	BeforeEach(func() {
 		input = inputGetter()
@@ -34,12 +44,12 @@ func PackagesSpec(inputGetter func() PackagesSpecInput) {
 
 	It("reconciles every expected PackageInstall", func(ctx SpecContext) {
 		env := input.Env
-		RunStage(ctx, env, stages.Packages, StageFuncs{Run: func(ctx context.Context) error {
+		RunStage(ctx, env, "packages", StageFuncs{Run: func(ctx context.Context) error {
 			list, err := packages.Load(env.Config.Packages.Expected)
 			if err != nil {
 				return err
 			}
-			iv := env.Config.MustInterval(stages.Packages, "wait-reconcile")
+			iv := env.Interval("packages", "wait-reconcile")
 			var mgmt client.Client
 			if c := env.Cluster(RoleManagement); c != nil {
 				if mgmt, _, err = clientsFor(c); err != nil {

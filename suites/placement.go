@@ -14,6 +14,16 @@ import (
 	"github.com/tkg-e2e/harness/framework/stages"
 )
 
+// Placement checks the pod placement matrix on every cluster of the run.
+var Placement = Stage{
+	Definition: stages.Definition{Name: "placement", Needs: []string{"workload"}, Category: stages.Placement,
+		Intervals: []string{"wait-pods"},
+		Doc:       "the pod placement matrix on every cluster of the run (must / mustNot / optional / controlPlaneOnly)"},
+	Spec: func(ctx context.Context, env func() *Env) {
+		PlacementSpec(ctx, func() PlacementSpecInput { return PlacementSpecInput{Env: env()} })
+	},
+}
+
 // PlacementSpecInput is the input of PlacementSpec.
 type PlacementSpecInput struct {
 	Env *Env
@@ -30,7 +40,7 @@ const (
 
 // PlacementSpec evaluates every cluster of the run against its column of the
 // placement matrix and fails with the whole matrix when any cell deviates.
-func PlacementSpec(inputGetter func() PlacementSpecInput) {
+func PlacementSpec(_ context.Context, inputGetter func() PlacementSpecInput) {
 	var input PlacementSpecInput
 	BeforeEach(func() {
 		input = inputGetter()
@@ -40,12 +50,12 @@ func PlacementSpec(inputGetter func() PlacementSpecInput) {
 
 	It("places system pods on each cluster as the placement matrix says", func(ctx SpecContext) {
 		env := input.Env
-		RunStage(ctx, env, stages.Placement, StageFuncs{Run: func(ctx context.Context) error {
+		RunStage(ctx, env, "placement", StageFuncs{Run: func(ctx context.Context) error {
 			m, err := placement.Load(env.Config.Placement.Matrix)
 			if err != nil {
 				return err
 			}
-			iv := env.Config.MustInterval(stages.Placement, "wait-pods")
+			iv := env.Interval("placement", "wait-pods")
 			var reports []*placement.Report
 			var failures []error
 			checked := 0
@@ -82,7 +92,7 @@ func PlacementSpec(inputGetter func() PlacementSpecInput) {
 			if err := placement.WriteHTMLFile(env.Path(EnvPlacementHTML), m, reports...); err != nil {
 				return err
 			}
-			env.Set(EnvPlacementHTML, env.Path(EnvPlacementHTML))
+			env.UpdateReports(func(r *Reports) { r.PlacementHTML = env.Path(EnvPlacementHTML) })
 			AddReportEntry("placement matrix", md)
 			if len(failures) > 0 {
 				return fmt.Errorf("%w\n\n%s", errors.Join(failures...), md)

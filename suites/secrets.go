@@ -9,19 +9,6 @@ import (
 	"github.com/tkg-e2e/harness/framework/artifacts/leakcheck"
 )
 
-// Env key of secret values the run handled that are not in the config (the
-// vcsim password), for the final leak scan.
-const envRunSecrets = "run.secrets"
-
-// envScanSecrets holds runSecrets as they were before cleanup.
-const envScanSecrets = "run.secrets.beforeCleanup"
-
-func (e *Env) addRunSecret(v string) {
-	cur, _ := e.Get(envRunSecrets)
-	list, _ := cur.([]string)
-	e.Set(envRunSecrets, append(list, v))
-}
-
 // runSecrets are the secret values this run handled: the config's, the
 // simulator's password, and the credentials of every kubeconfig of the run.
 func runSecrets(env *Env) []string {
@@ -29,13 +16,13 @@ func runSecrets(env *Env) []string {
 	if env.Config != nil {
 		out = append(out, env.Config.Secrets()...)
 	}
-	if v, ok := env.Get(envRunSecrets); ok {
-		out = append(out, v.([]string)...)
-	}
-	if env.State == nil {
+	env.mu.Lock()
+	out = append(out, env.runSecrets...)
+	env.mu.Unlock()
+	if env.KubeconfigDir == "" {
 		return out
 	}
-	files, _ := filepath.Glob(filepath.Join(KubeconfigDir(env), "*.kubeconfig"))
+	files, _ := filepath.Glob(filepath.Join(env.KubeconfigDir, "*.kubeconfig"))
 	for _, f := range files {
 		cfg, err := clientcmd.LoadFromFile(f)
 		if err != nil {
@@ -60,10 +47,19 @@ func scanArtifacts(env *Env) (findings []leakcheck.Finding, scanned int, err err
 		return nil, 0, nil
 	}
 	secrets := runSecrets(env)
-	if v, ok := env.Get(envScanSecrets); ok {
-		// Taken before cleanup removed the kubeconfigs.
-		secrets = append(secrets, v.([]string)...)
-	}
+	env.mu.Lock()
+	// Taken before cleanup removed the kubeconfigs.
+	secrets = append(secrets, env.scanSecrets...)
+	env.mu.Unlock()
 	findings, err = leakcheck.Dir(env.ArtifactFolder, secrets...)
 	return findings, len(secrets), err
+}
+
+// rememberSecrets keeps the run's secrets as they are before cleanup removes
+// the kubeconfigs that hold some of them, for the final scan.
+func (e *Env) rememberSecrets() {
+	s := runSecrets(e)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.scanSecrets = s
 }

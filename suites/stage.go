@@ -10,10 +10,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/tkg-e2e/harness/framework/run"
-	"github.com/tkg-e2e/harness/framework/stages"
 )
 
-// StageFuncs are a stage's hooks.
+// StageFuncs are what RunStage runs.
 type StageFuncs struct {
 	// Run does the stage's work.
 	Run func(ctx context.Context) error
@@ -25,14 +24,17 @@ type StageFuncs struct {
 }
 
 // RunStage runs one stage inside a spec: it checks that the stages it needs
-// passed, re-attaches instead of rebuilding when resuming, records status and
-// duration in the state file and as a report entry, and fails the spec with
-// the stage's error.
+// (from the registry) passed, re-attaches instead of rebuilding when
+// resuming, records status and duration in the state file and as a report
+// entry, and fails the spec with the stage's error.
 func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 	if err := env.Validate(); err != nil {
 		Fail(err.Error())
 	}
-	for _, dep := range stages.Needs(name) {
+	if _, ok := env.Registry.Get(name); !ok {
+		Fail(fmt.Sprintf("stage %q is not in the registry: add its Stage to suites/registry.go", name))
+	}
+	for _, dep := range env.Registry.Needs(name) {
 		if !env.External && !env.State.Passed(dep) {
 			msg := fmt.Sprintf("stage %s needs %s, which did not pass in this run", name, dep)
 			_ = env.State.EndStage(name, run.StatusSkipped, msg)
@@ -40,13 +42,17 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 		}
 	}
 	if env.Resume && env.State.Passed(name) && f.Reattach != nil {
-		start := time.Now()
 		env.Printf("[%s] resuming: stage passed in the kept run, checking it is still healthy", name)
+		// The reused stage's duration is the re-attach, not the kept run's build.
+		if err := env.State.ReuseStage(name); err != nil {
+			Fail(fmt.Sprintf("cannot write the state file: %v", err))
+		}
+		start := time.Now()
 		if err := f.Reattach(ctx); err != nil {
 			msg := fmt.Sprintf("stage %s passed in the kept run but cannot be reused: %v\n"+
 				"Fix: run without RESUME=1 (after `make clean-run ARTIFACTS=%s`), or repair the cluster", name, err, env.ArtifactFolder)
 			_ = env.State.EndStage(name, run.StatusFailed, msg)
-			Fail(msg)
+			Fail(env.Redactor.String(msg))
 		}
 		_ = env.State.EndStage(name, run.StatusReused, "re-attached to the kept run")
 		AddReportEntry("stage", StageEntry{Stage: name, Status: run.StatusReused, Seconds: time.Since(start).Seconds()})
@@ -63,8 +69,8 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 	msg := ""
 	if err != nil {
 		status = run.StatusFailed
-		msg = err.Error()
-		if errors.Is(ctx.Err(), context.Canceled) {
+		msg = env.Redactor.String(err.Error())
+		if errors.Is(ctx.Err(), context.Canceled) && !strings.Contains(msg, "interrupted") {
 			msg = "interrupted: " + msg
 		}
 	}
@@ -73,7 +79,7 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 	AddReportEntry("stage", StageEntry{Stage: name, Status: status, Seconds: secs})
 	env.Printf("[%s] %s in %.1fs", name, status, secs)
 	if err != nil {
-		Fail(fmt.Sprintf("stage %s failed after %.0fs: %s", name, secs, env.Redactor.String(indent(err.Error()))))
+		Fail(fmt.Sprintf("stage %s failed after %.0fs: %s", name, secs, indent(msg)))
 	}
 }
 
@@ -90,3 +96,12 @@ func (s StageEntry) String() string {
 }
 
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
+
+// StepEntries adds one hidden report entry per timed step of a stage and
+// prints them, so JUnit and SUMMARY.md show where a stage spent its time.
+func StepEntries(env *Env, stage string, steps []Step) {
+	for _, s := range steps {
+		env.Printf("[%s] step %-28s %6.1fs", stage, s.Name, s.Duration.Seconds())
+		AddReportEntry(stage+"/"+s.Name, fmt.Sprintf("%.1fs", s.Duration.Seconds()), ReportEntryVisibilityNever)
+	}
+}

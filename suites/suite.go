@@ -8,16 +8,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/tkg-e2e/harness/framework/cleanup"
-	"github.com/tkg-e2e/harness/framework/vsphere"
 )
 
-// SuiteSetup runs at the end of BeforeSuite, once the config and state are loaded.
-func SuiteSetup(ctx context.Context, env *Env) {
-	if err := os.MkdirAll(KubeconfigDir(env), 0o700); err != nil {
-		Fail(fmt.Sprintf("cannot create the kubeconfig folder %s: %v", KubeconfigDir(env), err))
-	}
-	env.Printf("kubeconfigs (outside the artifacts, they hold keys): %s", KubeconfigDir(env))
+// SuiteSetup runs at the end of BeforeSuite, once NewEnv built the Env.
+func SuiteSetup(_ context.Context, env *Env) {
+	env.Printf("run %s: profile %s, artifacts in %s", env.State.RunID, env.Config.Profile, env.ArtifactFolder)
+	env.Printf("kubeconfigs (outside the artifacts, they hold keys): %s", env.KubeconfigDir)
 	if env.Resume {
+		env.Printf("resuming run %s from %s", env.State.RunID, env.State.Path())
 		for _, r := range env.State.Live() {
 			env.Printf("[resume] state lists %s %s/%s (%s)", r.Kind, r.Namespace, r.Name, r.State)
 		}
@@ -25,13 +23,14 @@ func SuiteSetup(ctx context.Context, env *Env) {
 }
 
 // SuiteTeardown collects artifacts while everything still exists, then deletes
-// what the run created (unless SKIP_CLEANUP=1) and proves nothing is left.
+// what the run created (unless SKIP_CLEANUP=1) with the deleters the stages
+// register, and proves with their leak checks that nothing is left.
 func SuiteTeardown(ctx context.Context, env *Env) {
 	if env.Config == nil || env.State == nil {
 		return
 	}
 	CollectAll(ctx, env)
-	env.Set(envScanSecrets, runSecrets(env))
+	env.rememberSecrets()
 	defer func() {
 		if err := env.Close(ctx); err != nil {
 			env.Printf("closing: %v", err)
@@ -49,18 +48,11 @@ func SuiteTeardown(ctx context.Context, env *Env) {
 		}
 		return
 	}
-	if env.Config.VSphere.Simulator {
-		// Templates imported into vcsim live in this process and end with it.
-		for _, r := range env.State.Live() {
-			if r.Kind == vsphere.ResourceKind {
-				_ = env.State.SetResourceState(r.Key(), "deleted")
-			}
-		}
+	cluster, kind := env.Interval(ScopeCleanup, "delete-cluster"), env.Interval(ScopeCleanup, "delete-kind")
+	in := env.Registry.Cleanup(CleanupOptions{State: env.State, ClusterTimeout: cluster.Timeout, KindTimeout: kind.Timeout,
+		Interval: cluster.Poll, Progress: env.Out, Prefix: "[cleanup]"})
+	if err := cleanup.All(ctx, in); err != nil {
+		Fail(env.Redactor.String(fmt.Sprintf("cleanup: %v\nThe state file %s lists what may remain, with the commands to delete it.", err, env.State.Path())))
 	}
-	iv := env.Config.MustInterval("cleanup", "wait-delete")
-	if err := cleanup.All(ctx, cleanup.Input{State: env.State, ClusterDeleteTimeout: iv.Timeout, KindDeleteTimeout: iv.Timeout,
-		Interval: iv.Poll, Progress: env.Out, Prefix: "[cleanup]"}); err != nil {
-		Fail(fmt.Sprintf("cleanup: %v\nThe state file %s lists what may remain, with the commands to delete it.", err, env.State.Path()))
-	}
-	_ = os.RemoveAll(KubeconfigDir(env))
+	_ = os.RemoveAll(env.KubeconfigDir)
 }

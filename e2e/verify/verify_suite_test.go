@@ -4,6 +4,7 @@
 package verify
 
 import (
+	"context"
 	"flag"
 	"os"
 	"path/filepath"
@@ -13,10 +14,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/tkg-e2e/harness/framework/config"
-	"github.com/tkg-e2e/harness/framework/redact"
-	"github.com/tkg-e2e/harness/framework/run"
-	"github.com/tkg-e2e/harness/framework/stages"
 	"github.com/tkg-e2e/harness/suites"
 )
 
@@ -41,16 +38,11 @@ var _ = BeforeSuite(func() {
 	if folder == "" {
 		folder = filepath.Join("..", "..", "artifacts", "verify-"+time.Now().UTC().Format("20060102-150405"))
 	}
-	folder, _ = filepath.Abs(folder)
-	Expect(os.MkdirAll(folder, 0o755)).To(Succeed())
-	env = &suites.Env{ArtifactFolder: folder, Redactor: redact.New(), External: true}
-	env.Out = env.Redactor.Writer(GinkgoWriter)
-
-	cfg, err := config.Load(config.LoadOptions{Path: *configPath})
-	Expect(err).NotTo(HaveOccurred(), "the harness config is not valid")
-	env.Config = cfg
-	env.State, err = run.New(folder, filepath.Base(folder), cfg.Profile, cfg.Source)
+	var err error
+	env, err = suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: *configPath, ArtifactFolder: folder,
+		External: true, Out: GinkgoWriter})
 	Expect(err).NotTo(HaveOccurred())
+	cfg := env.Config
 
 	Expect(*mgmtKubeconfig != "" || *wlKubeconfig != "" || *winKubeconfig != "").To(BeTrue(),
 		"give at least one kubeconfig: MANAGEMENT_KUBECONFIG, WORKLOAD_KUBECONFIG or WINDOWS_WORKLOAD_KUBECONFIG")
@@ -76,12 +68,13 @@ var _ = ReportAfterSuite("verify report", func(ctx SpecContext, report Report) {
 	suites.WriteReports(ctx, env, report)
 })
 
+// The check stages of the lifecycle registry, without their prerequisites:
+// the clusters come from elsewhere.
 var _ = Describe("Conformance checks", func() {
-	getEnv := func() *suites.Env { return env }
-	Context(stages.Placement, Label(stages.Placement), func() {
-		suites.PlacementSpec(func() suites.PlacementSpecInput { return suites.PlacementSpecInput{Env: getEnv()} })
-	})
-	Context(stages.Packages, Label(stages.Packages), func() {
-		suites.PackagesSpec(func() suites.PackagesSpecInput { return suites.PackagesSpecInput{Env: getEnv()} })
-	})
+	for _, name := range []string{"placement", "packages"} {
+		s, _ := suites.Lifecycle.Stage(name)
+		Context(s.Name, Label(s.Name), func() {
+			s.Spec(context.Background(), func() *suites.Env { return env })
+		})
+	}
 })

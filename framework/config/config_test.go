@@ -35,13 +35,28 @@ func fixture(t *testing.T, mutate func(string) string) string {
 	return p
 }
 
+// testIntervals is the interval registry testdata/minimal.yaml satisfies; the
+// shipped profiles are checked against the real stage registry in
+// suites/registry.
+var testIntervals = map[string][]string{
+	"ova":        {"connect", "import"},
+	"bootstrap":  {"create-kind", "wait-controllers"},
+	"management": {"apply", "wait-control-plane", "wait-machines", "wait-nodes", "wait-cluster", "wait-controllers", "wait-kapp-controller"},
+	"move":       {"pre-check", "move", "settle"},
+	"workload":   {"apply", "wait-control-plane", "wait-machines", "wait-nodes", "wait-cluster", "wait-kapp-controller"},
+	"placement":  {"wait-pods"},
+	"packages":   {"wait-reconcile"},
+	"cleanup":    {"wait-delete"},
+	"artifacts":  {"collect"},
+}
+
 func env(m map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
 func load(t *testing.T, path string, vars map[string]string, overrides ...string) (*Config, Problems) {
 	t.Helper()
-	cfg, err := Load(LoadOptions{Path: path, Overrides: overrides, LookupEnv: env(vars)})
+	cfg, err := Load(LoadOptions{Path: path, Overrides: overrides, LookupEnv: env(vars), Intervals: testIntervals})
 	if err == nil {
 		return cfg, nil
 	}
@@ -278,37 +293,6 @@ func TestOverridesMergeKeyByKey(t *testing.T) {
 	if pr.File != ov {
 		t.Fatalf("problem should point at the override file, got %s", pr.File)
 	}
-}
-
-func TestShippedProfilesLoad(t *testing.T) {
-	dir := t.TempDir()
-	files := map[string]string{}
-	for _, name := range []string{"cni.yaml", "kapp.yaml", "clusterctl.yaml"} {
-		files[name] = filepath.Join(dir, name)
-		os.WriteFile(files[name], []byte("x: 1\n"), 0o644)
-	}
-	vars := map[string]string{"CNI_MANIFEST": files["cni.yaml"], "KAPP_CONTROLLER_MANIFEST": files["kapp.yaml"], "CLUSTERCTL_CONFIG": files["clusterctl.yaml"]}
-	if _, ps := load(t, "../../config/local.yaml", vars); ps != nil {
-		t.Fatalf("config/local.yaml does not load:\n%s", ps.Error())
-	}
-	// Without the kit the local profile still loads: it falls back to release URLs.
-	if _, ps := load(t, "../../config/local.yaml", nil); ps != nil {
-		t.Fatalf("config/local.yaml without the kit:\n%s", ps.Error())
-	}
-	ova := filepath.Join(dir, "u.ova")
-	os.WriteFile(ova, []byte("not empty"), 0o644)
-	site := map[string]string{"VSPHERE_SERVER": "vc.example.com", "VSPHERE_USERNAME": "u", "VSPHERE_PASSWORD": "p4ssw0rd!",
-		"VSPHERE_DATACENTER": "/dc0", "VSPHERE_FOLDER": "/dc0/vm", "VSPHERE_DATASTORE": "ds", "VSPHERE_RESOURCE_POOL": "rp",
-		"VSPHERE_NETWORK": "VM Network", "VSPHERE_INSECURE": "true", "OVA_UBUNTU": ova, "CNI_MANIFEST": files["cni.yaml"]}
-	cfg, ps := load(t, "../../config/vsphere.yaml", site)
-	if ps != nil {
-		t.Fatalf("config/vsphere.yaml does not load with a full site:\n%s", ps.Error())
-	}
-	if !cfg.VSphere.Insecure {
-		t.Fatal("VSPHERE_INSECURE=true did not become a bool")
-	}
-	_, ps = load(t, "../../config/vsphere.yaml", nil)
-	expectProblem(t, ps, "VSPHERE_SERVER is not set")
 }
 
 func rewrite(t *testing.T, path string, mutate func(string) string) string {

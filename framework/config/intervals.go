@@ -7,24 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tkg-e2e/harness/framework/stages"
+	"maps"
 )
-
-// IntervalKeys lists, per stage (and the cleanup and artifacts steps), the
-// interval keys the harness looks up. Validation requires each to resolve to
-// "stage/key" or "default/key", so no wait in a spec falls back to a literal,
-// and rejects keys nobody reads, which are typos.
-var IntervalKeys = map[string][]string{
-	stages.OVA:        {"connect", "import"},
-	stages.Bootstrap:  {"create-kind", "wait-controllers"},
-	stages.Management: {"apply", "wait-control-plane", "wait-machines", "wait-nodes", "wait-cluster", "wait-controllers", "wait-kapp-controller"},
-	stages.Move:       {"pre-check", "move", "settle"},
-	stages.Workload:   {"apply", "wait-control-plane", "wait-machines", "wait-nodes", "wait-cluster", "wait-kapp-controller"},
-	stages.Placement:  {"wait-pods"},
-	stages.Packages:   {"wait-reconcile"},
-	"cleanup":         {"wait-delete"},
-	"artifacts":       {"collect"},
-}
 
 // Interval is a wait's timeout and poll period.
 type Interval struct {
@@ -48,24 +32,15 @@ func (c *Config) Interval(stage, key string) (Interval, error) {
 	return iv, nil
 }
 
-// MustInterval is Interval for callers whose config was validated (validation
-// guarantees every key in IntervalKeys resolves); it panics otherwise.
+// MustInterval is Interval for callers whose config was validated against the
+// stage registry (validation guarantees every registered key resolves); it
+// panics otherwise, which is a key missing from its stage's Definition.
 func (c *Config) MustInterval(stage, key string) Interval {
 	iv, err := c.Interval(stage, key)
 	if err != nil {
 		panic(err)
 	}
 	return iv
-}
-
-// GetIntervals has the shape of Cluster API's E2EConfig.GetIntervals, for
-// helpers of its test framework that take Eventually intervals.
-func (c *Config) GetIntervals(stage, key string) []interface{} {
-	iv, err := c.Interval(stage, key)
-	if err != nil {
-		return nil
-	}
-	return []interface{}{iv.Timeout, iv.Poll}
 }
 
 func parseInterval(v []string) (Interval, error) {
@@ -95,13 +70,18 @@ func parseInterval(v []string) (Interval, error) {
 
 func (c *Config) validateIntervals(idx nodeIndex) Problems {
 	var probs Problems
+	registry := c.intervalKeys
+	if registry == nil {
+		return Problems{idx.at("intervals").problem("intervals", "the caller gave no interval registry, so the intervals cannot be checked",
+			"pass LoadOptions.Intervals (the stage registry's IntervalKeys)")}
+	}
 	known := map[string]bool{}
-	for _, keys := range IntervalKeys {
+	for _, keys := range registry {
 		for _, k := range keys {
 			known[k] = true
 		}
 	}
-	scopes := append(append([]string{"default"}, stages.All...), "cleanup", "artifacts")
+	scopes := append([]string{"default"}, slices.Sorted(maps.Keys(registry))...)
 	for _, name := range sortedKeys(c.Intervals) {
 		at := idx.at("intervals[" + name + "]")
 		scope, key, ok := strings.Cut(name, "/")
@@ -113,15 +93,15 @@ func (c *Config) validateIntervals(idx nodeIndex) Problems {
 			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown scope %q", scope), "use one of: "+strings.Join(scopes, ", ")))
 		case !known[key]:
 			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown interval key %q%s", key, suggestKey(key, known)), "known keys: "+strings.Join(sortedKeys(known), ", ")))
-		case scope != "default" && !slices.Contains(IntervalKeys[scope], key):
-			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("stage %s does not use %q", scope, key), fmt.Sprintf("%s uses: %s", scope, strings.Join(IntervalKeys[scope], ", "))))
+		case scope != "default" && !slices.Contains(registry[scope], key):
+			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("stage %s does not use %q", scope, key), fmt.Sprintf("%s uses: %s", scope, strings.Join(registry[scope], ", "))))
 		}
 		if _, err := parseInterval(c.Intervals[name]); err != nil {
 			probs = append(probs, at.problem("intervals["+name+"]", err.Error(), `write Go durations, e.g. ["10m", "10s"]`))
 		}
 	}
 	var missing []string
-	for scope, keys := range IntervalKeys {
+	for scope, keys := range registry {
 		for _, k := range keys {
 			_, a := c.Intervals[scope+"/"+k]
 			_, b := c.Intervals["default/"+k]

@@ -22,6 +22,10 @@ type LoadOptions struct {
 	Overrides []string
 	// LookupEnv reads the environment; os.LookupEnv when nil (tests pass a map).
 	LookupEnv func(string) (string, bool)
+	// Intervals are the interval keys the harness reads, per stage or scope
+	// (stages.Registry.IntervalKeys): each must resolve, and any other key
+	// is reported as unknown.
+	Intervals map[string][]string
 }
 
 // Load reads, merges, expands, decodes and validates a config. On any problem
@@ -86,6 +90,7 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 	abs, _ := filepath.Abs(opts.Path)
 	cfg.Source = abs
+	cfg.intervalKeys = opts.Intervals
 	cfg.Overrides = opts.Overrides
 	// Environment values win over the file's variables (Cluster API's rule),
 	// and clusterctl reads the same map.

@@ -43,6 +43,9 @@ type Config struct {
 	Source string `yaml:"-"`
 	// Overrides are the override files merged over it, in order.
 	Overrides []string `yaml:"-"`
+
+	// intervalKeys is the registry the intervals were validated against.
+	intervalKeys map[string][]string
 }
 
 // Image is a container image to make available to the clusters.

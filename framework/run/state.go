@@ -35,6 +35,9 @@ type StageRecord struct {
 	Duration time.Duration `json:"durationNs"`
 	Seconds  float64       `json:"seconds"`
 	Message  string        `json:"message,omitempty"`
+	// KeptSeconds is how long the stage took in the kept run it was reused
+	// from; Seconds is then the re-attach alone.
+	KeptSeconds float64 `json:"keptSeconds,omitempty"`
 }
 
 // Resource is one thing the run created outside its own process.
@@ -113,6 +116,24 @@ func (s *State) StartStage(name string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.Stages[name] = &StageRecord{Status: StatusRunning, Started: time.Now().UTC()}
+	return s.saveLocked()
+}
+
+// ReuseStage starts the re-attach of a stage that passed in the kept run: the
+// stage's time from here on is the re-attach's, and the kept run's duration
+// is kept apart (KeptSeconds), so timings and JUnit do not report another
+// run's work as this one's.
+func (s *State) ReuseStage(name string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec := &StageRecord{Status: StatusRunning, Started: time.Now().UTC()}
+	if old, ok := s.Stages[name]; ok {
+		rec.KeptSeconds = old.Seconds
+		if old.KeptSeconds > 0 {
+			rec.KeptSeconds = old.KeptSeconds
+		}
+	}
+	s.Stages[name] = rec
 	return s.saveLocked()
 }
 

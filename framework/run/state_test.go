@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestStateRoundTripAndResume(t *testing.T) {
@@ -50,5 +51,40 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A reused stage reports the re-attach as its duration and keeps the kept
+// run's apart.
+func TestReuseStageTimesTheReattach(t *testing.T) {
+	dir := t.TempDir()
+	s, err := New(dir, "r1", "local", "config/local.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.StartStage("management"))
+	s.Stages["management"].Started = s.Stages["management"].Started.Add(-150 * time.Second)
+	must(t, s.EndStage("management", StatusPassed, ""))
+	kept := s.Stages["management"].Seconds
+	if kept < 150 {
+		t.Fatalf("setup: kept run took %.1fs", kept)
+	}
+	back, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, back.ReuseStage("management"))
+	if back.Passed("management") {
+		t.Fatal("a stage being re-attached counts as passed")
+	}
+	must(t, back.EndStage("management", StatusReused, "re-attached"))
+	rec, _ := back.Stage("management")
+	if rec.Seconds > 5 || rec.KeptSeconds != kept || !back.Passed("management") {
+		t.Fatalf("reused stage: seconds %.1f (want the re-attach, < 5), kept %.1f (want %.1f)", rec.Seconds, rec.KeptSeconds, kept)
+	}
+	for _, tm := range back.Timings() {
+		if tm.Stage == "management" && tm.Seconds > 5 {
+			t.Fatalf("timings.json reports the kept run's %.1fs for a reused stage", tm.Seconds)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	runstate "github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/suites"
 )
 
 // cleanup deletes what a kept (or interrupted) run left, from its state file.
@@ -19,6 +20,7 @@ func cleanupCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	dir := fs.String("artifacts", "", "the run folder holding state.json")
 	timeout := fs.Duration("timeout", 10*time.Minute, "bound on deleting one cluster")
+	interval := fs.Duration("poll", 2*time.Second, "poll period of the delete waits")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -38,8 +40,9 @@ func cleanupCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := cleanup.All(ctx, cleanup.Input{State: state, ClusterDeleteTimeout: *timeout, KindDeleteTimeout: *timeout,
-		Interval: 2 * time.Second, Progress: stdout, Prefix: "[cleanup]"}); err != nil {
+	in := suites.Lifecycle.Cleanup(suites.CleanupOptions{State: state, ClusterTimeout: *timeout, KindTimeout: *timeout,
+		Interval: *interval, Progress: stdout, Prefix: "[cleanup]"})
+	if err := cleanup.All(ctx, in); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}

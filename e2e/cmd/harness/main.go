@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/config"
-	"github.com/tkg-e2e/harness/framework/stages"
+	"github.com/tkg-e2e/harness/suites"
 )
 
 const usage = `usage: harness <command> [flags]
@@ -20,8 +20,11 @@ const usage = `usage: harness <command> [flags]
 commands:
   validate -config FILE [-overrides A,B]   check a profile; every problem at once, exit 2 if any
   get timeout -config FILE                 print the suite timeout
-  plan [-stages "move"]                    print the stages a FOCUS runs, in order
+  plan [-stages "move"] [-v]               print the stages a FOCUS runs, in order (-v: with needs, intervals, docs)
+  select -focus F [-labels L]              print the ginkgo selection flags for make e2e's FOCUS and LABELS
   cleanup -artifacts DIR                   delete what the kept run in DIR left behind
+
+Stages, their order and needs come from the stage registry (suites/registry.go).
 `
 
 func main() {
@@ -40,6 +43,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return get(args[1:], stdout, stderr)
 	case "plan":
 		return plan(args[1:], stdout, stderr)
+	case "select":
+		return selectCmd(args[1:], stdout, stderr)
 	case "cleanup":
 		return cleanupCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
@@ -65,7 +70,7 @@ func loadFlags(name string, args []string, stderr io.Writer) (*config.Config, []
 			ov = append(ov, o)
 		}
 	}
-	cfg, err := config.Load(config.LoadOptions{Path: *path, Overrides: ov})
+	cfg, err := config.Load(config.LoadOptions{Path: *path, Overrides: ov, Intervals: suites.Lifecycle.IntervalKeys()})
 	return cfg, fs.Args(), err
 }
 
@@ -100,18 +105,73 @@ func plan(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("plan", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	sel := fs.String("stages", "", "space-separated stage names (empty: all)")
+	focus := fs.String("focus", "", "make e2e's FOCUS: stage names plan their closure, a regex plans every stage")
+	verbose := fs.Bool("v", false, "one line per stage with its needs, interval keys and what it does")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	reg := suites.Lifecycle
 	names := strings.Fields(*sel)
-	if len(names) == 0 {
-		names = stages.All
+	if words := focusStages(*focus); len(words) > 0 {
+		names = words
+	} else if strings.TrimSpace(*focus) != "" {
+		fmt.Fprintf(stdout, "FOCUS %q is not stage names: it selects specs by name among all stages\n", *focus)
 	}
-	closure, err := stages.Closure(names...)
+	if len(names) == 0 {
+		names = reg.Names()
+	}
+	closure, err := reg.Closure(names...)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
 	fmt.Fprintf(stdout, "stages: %s\n", strings.Join(closure, " -> "))
+	if *verbose {
+		for _, name := range closure {
+			d, _ := reg.Get(name)
+			fmt.Fprintf(stdout, "  %-11s needs [%s] category %s; intervals %s\n      %s\n", d.Name, strings.Join(d.Needs, " "),
+				d.Category, strings.Join(d.Intervals, ", "), d.Doc)
+		}
+	}
 	return 0
+}
+
+// selectCmd turns make e2e's FOCUS and LABELS into ginkgo flags, one per
+// line: FOCUS made only of stage names becomes a label filter (every stage
+// carries the labels of the stages that need it, so the filter selects
+// exactly the stages and their prerequisites); anything else is a --focus
+// regex.
+func selectCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("select", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	focus := fs.String("focus", "", "stage names (space, comma or | separated) or a regex on spec names")
+	labels := fs.String("labels", "", "an extra ginkgo label filter")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	words := focusStages(*focus)
+	var filters []string
+	if len(words) > 0 {
+		filters = append(filters, "("+strings.Join(words, " || ")+")")
+	} else if strings.TrimSpace(*focus) != "" {
+		fmt.Fprintf(stdout, "--focus=%s\n", *focus)
+	}
+	if strings.TrimSpace(*labels) != "" {
+		filters = append(filters, "("+*labels+")")
+	}
+	if len(filters) > 0 {
+		fmt.Fprintf(stdout, "--label-filter=%s\n", strings.Join(filters, " && "))
+	}
+	return 0
+}
+
+// focusStages returns FOCUS's words when every one is a stage name, else nil.
+func focusStages(focus string) []string {
+	words := strings.FieldsFunc(focus, func(r rune) bool { return r == ' ' || r == ',' || r == '|' })
+	for _, w := range words {
+		if _, ok := suites.Lifecycle.Get(w); !ok {
+			return nil
+		}
+	}
+	return words
 }

@@ -9,19 +9,20 @@ import (
 )
 
 func TestValidateReportsEveryProblemAndExits2(t *testing.T) {
-	base, err := os.ReadFile("../../../framework/config/testdata/minimal.yaml")
+	// The shipped local profile with three mistakes, validated against the
+	// real stage registry.
+	base, err := os.ReadFile("../../../config/local.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	text := strings.NewReplacer(
-		"    workerMachineCount: 1\n", "    workers: 1\n",
-		`default/settle: ["20s", "2s"]`, `default/settle: ["20", "2s"]`,
-		"matrix: placement.yaml", "matrix: missing.yaml",
-	).Replace(string(base))
-	for _, f := range []string{"packages.yaml", "cni.yaml", "kapp.yaml", "clusterctl.yaml"} {
-		os.WriteFile(filepath.Join(dir, f), []byte("x: 1\n"), 0o644)
-	}
+	text := strings.Replace(string(base), "    workerMachineCount: 1\n", "    workers: 1\n", 1)
+	text = strings.NewReplacer(
+		`default/settle-after: ["20s", "2s"]`, `default/settle-after: ["20", "2s"]`,
+		"matrix: placement/local.yaml", "matrix: missing.yaml",
+	).Replace(text)
+	os.MkdirAll(filepath.Join(dir, "packages"), 0o755)
+	os.WriteFile(filepath.Join(dir, "packages", "local.yaml"), []byte("x: 1\n"), 0o644)
 	p := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(p, []byte(text), 0o644)
 
@@ -29,7 +30,7 @@ func TestValidateReportsEveryProblemAndExits2(t *testing.T) {
 	if code := run([]string{"validate", "-config", p}, &out, &errOut); code != 2 {
 		t.Fatalf("exit %d, want 2; stderr:\n%s", code, errOut.String())
 	}
-	for _, want := range []string{"3 problems", "workers", "default/settle", "missing.yaml", "bad.yaml:"} {
+	for _, want := range []string{"3 problems", "workers", "default/settle-after", "missing.yaml", "bad.yaml:"} {
 		if !strings.Contains(errOut.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut.String())
 		}
@@ -47,5 +48,22 @@ func TestPlan(t *testing.T) {
 	}
 	if code := run([]string{"plan", "-stages", "mgmt"}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "unknown stage") {
 		t.Fatalf("unknown stage accepted: %d %q", code, errOut.String())
+	}
+}
+
+func TestSelect(t *testing.T) {
+	cases := []struct{ focus, labels, want string }{
+		{"move", "", "--label-filter=(move)\n"},
+		{"placement packages", "", "--label-filter=(placement || packages)\n"},
+		{"ova,move", "!slow", "--label-filter=(ova || move) && (!slow)\n"},
+		{"imports.*templates", "", "--focus=imports.*templates\n"},
+		{"", "fast", "--label-filter=(fast)\n"},
+		{"", "", ""},
+	}
+	for _, c := range cases {
+		var out, errOut bytes.Buffer
+		if code := run([]string{"select", "-focus", c.focus, "-labels", c.labels}, &out, &errOut); code != 0 || out.String() != c.want {
+			t.Errorf("select %q %q = %d %q, want %q (%s)", c.focus, c.labels, code, out.String(), c.want, errOut.String())
+		}
 	}
 }

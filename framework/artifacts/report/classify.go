@@ -6,20 +6,17 @@ import (
 	"strings"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/stages"
 )
 
-// Categories of failure: who has to act first.
+// Categories of failure: who has to act first. They are the stage registry's
+// categories, plus None for a run that passed.
 const (
-	// Infrastructure: vCenter, the Docker engine, the VMs or node containers.
-	Infrastructure = "infrastructure"
-	// Provider: Cluster API, its providers, their webhooks and bootstrap.
-	Provider = "provider"
-	// Package: a Carvel package did not reconcile.
-	Package = "package"
-	// Placement: pods not where the placement matrix wants them, or nowhere.
-	Placement = "placement"
-	// Harness: the harness itself (a panic, bad input, a check of its own).
-	Harness = "harness"
+	Infrastructure = stages.Infrastructure
+	Provider       = stages.Provider
+	Package        = stages.Package
+	Placement      = stages.Placement
+	Harness        = stages.Harness
 	// None: the run passed.
 	None = "none"
 )
@@ -38,8 +35,11 @@ func (c Classification) String() string {
 
 // Evidence is what the rules look at.
 type Evidence struct {
-	Passed     bool
-	Stage      string
+	Passed bool
+	Stage  string
+	// StageCategory is the failing stage's category from the stage registry;
+	// empty when the failure happened outside any registered stage.
+	StageCategory string
 	Message    string
 	Clusters   []artifacts.ClusterFindings
 	VSphere    *artifacts.VSphereFindings
@@ -61,7 +61,7 @@ func Classify(e Evidence) Classification {
 		if reason, ok := r.match(e); ok {
 			category := r.category
 			if category == "" {
-				category = stageCategory(e.Stage)
+				category = e.StageCategory
 			}
 			return Classification{Category: category, Rule: r.name, Reason: reason}
 		}
@@ -204,10 +204,10 @@ var rules = []rule{
 		return "", false
 	}},
 	{"package-message", Package, func(e Evidence) (string, bool) {
-		return "the failure names a package: " + firstLineOf(matchLine(packageRe, e.Message)), packageRe.MatchString(e.Message) || stageHas(e.Stage, "package")
+		return "the failure names a package: " + firstLineOf(matchLine(packageRe, e.Message)), packageRe.MatchString(e.Message) || e.StageCategory == Package
 	}},
 	{"placement-message", Placement, func(e Evidence) (string, bool) {
-		return "the placement check failed: " + firstLineOf(e.Message), placeRe.MatchString(e.Message) || stageHas(e.Stage, "placement")
+		return "the placement check failed: " + firstLineOf(e.Message), placeRe.MatchString(e.Message) || e.StageCategory == Placement
 	}},
 	{"provider-message", Provider, func(e Evidence) (string, bool) {
 		return "the failure names Cluster API or a provider: " + firstLineOf(matchLine(providerRe, e.Message)), providerRe.MatchString(e.Message)
@@ -215,40 +215,13 @@ var rules = []rule{
 	{"harness-input", Harness, func(e Evidence) (string, bool) {
 		return "the run's own input was rejected: " + firstLineOf(matchLine(inputRe, e.Message)), inputRe.MatchString(e.Message)
 	}},
-	// Category "" takes the category of the failing stage (stageCategories).
+	// Category "" takes the failing stage's category from the registry.
 	{"stage-hint", "", func(e Evidence) (string, bool) {
-		for _, sc := range stageCategories {
-			if stageHas(e.Stage, sc.word) {
-				return fmt.Sprintf("stage %q failed and no collected evidence points elsewhere: %s", e.Stage, firstLineOf(orDash(e.Message))), true
-			}
-		}
-		return "", false
+		return fmt.Sprintf("stage %q failed and no collected evidence points elsewhere: %s", e.Stage, firstLineOf(orDash(e.Message))), e.StageCategory != ""
 	}},
 	{"nothing-ran", Harness, func(e Evidence) (string, bool) {
 		return "the run ended before any stage or cluster existed: " + firstLineOf(orDash(e.Message)), e.NothingRan
 	}},
-}
-
-// stageCategories classify by the failing stage when nothing more specific
-// matched: the stage says which part of the lifecycle was being exercised.
-var stageCategories = []struct{ word, category string }{
-	{"ova", Infrastructure}, {"template", Infrastructure}, {"vsphere", Infrastructure}, {"bootstrap", Infrastructure}, {"kind", Infrastructure},
-	{"management", Provider}, {"workload", Provider}, {"move", Provider}, {"provider", Provider}, {"init", Provider},
-	{"package", Package}, {"placement", Placement},
-	{"config", Harness}, {"validate", Harness}, {"beforesuite", Harness},
-}
-
-func stageCategory(stage string) string {
-	for _, sc := range stageCategories {
-		if stageHas(stage, sc.word) {
-			return sc.category
-		}
-	}
-	return Harness
-}
-
-func stageHas(stage, word string) bool {
-	return strings.Contains(strings.ToLower(stage), word)
 }
 
 func matchLine(re *regexp.Regexp, s string) string {

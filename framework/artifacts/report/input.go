@@ -41,6 +41,10 @@ type Input struct {
 	// PlacementMatrixHTML is a file holding the placement matrix as HTML; it
 	// is embedded in index.html and copied next to it. Empty: no matrix.
 	PlacementMatrixHTML string
+	// StageCategory returns a stage's failure category from the stage
+	// registry (false: not a stage). Nil: no stage has a category, and a
+	// failure no evidence explains is the harness's.
+	StageCategory func(stage string) (string, bool)
 }
 
 // Failure is the error that ended a run.
@@ -127,8 +131,12 @@ func (in Input) outcome() outcome {
 	if o.Verdict == VerdictFailed && o.Stage == "" {
 		o.Stage = "none (the run failed before any stage started)"
 	}
+	category := ""
+	if in.StageCategory != nil {
+		category, _ = in.StageCategory(o.Stage)
+	}
 	o.Classification = Classify(Evidence{
-		Passed: o.Verdict == VerdictPassed, Stage: o.Stage, Message: o.Message,
+		Passed: o.Verdict == VerdictPassed, Stage: o.Stage, StageCategory: category, Message: o.Message,
 		Clusters: in.Clusters, VSphere: in.VSphere, NothingRan: len(stages) == 0 && len(in.Clusters) == 0,
 	})
 	return o

@@ -1,0 +1,146 @@
+package suites
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
+
+	"github.com/tkg-e2e/harness/framework/bootstrap"
+	"github.com/tkg-e2e/harness/framework/cleanup"
+	"github.com/tkg-e2e/harness/framework/clusters"
+	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/kube"
+)
+
+// ClusterSpecInput is the input of ClusterSpec: one Cluster API cluster of a
+// role, created from the cluster that holds its Cluster object. Management
+// and workload clusters take this same path; only the inputs differ.
+type ClusterSpecInput struct {
+	Env *Env
+	// Stage is the stage name used for state, report entries and progress.
+	Stage string
+	// Role is the cluster's role (management, workload).
+	Role string
+	// Holder is the cluster whose Cluster API creates this one (kind for the
+	// management cluster, the management cluster for a workload cluster).
+	Holder *Cluster
+	// HolderRole names the holder's role, for the message when it is missing.
+	HolderRole string
+	Cluster    config.WorkloadCluster
+	// InfrastructureProvider is the clusterctl infrastructure provider (docker, vsphere).
+	InfrastructureProvider string
+	ClusterctlConfigPath   string
+	CNIManifest            string
+	KappControllerManifest string
+	// Images are loaded into the cluster's nodes (docker provider only: other
+	// providers' nodes pull).
+	Images []capiclusterctl.ContainerImage
+	// Providers, when set, are installed with `clusterctl init`: the cluster
+	// becomes a management cluster that can take over with `clusterctl move`.
+	Providers *bootstrap.Providers
+	// PostAddons runs once kapp-controller is Available (the local package set).
+	PostAddons func(ctx context.Context, k *kube.Cluster) error
+	Timeouts   ClusterTimeouts
+	// PostCreate runs once the cluster is Available with its addons.
+	PostCreate func(ctx context.Context, c *clusters.Cluster)
+}
+
+// ClusterTimeouts are the intervals of ClusterSpec's waits, one per wait.
+type ClusterTimeouts struct {
+	Apply, WaitAPI, ApplyCNI, WaitControlPlane, WaitMachines, WaitNodes, WaitCluster config.Interval
+	LoadImages, InitProviders, WaitProviders                                     config.Interval
+	ApplyKappController, WaitKappController, InstallPackages                      config.Interval
+}
+
+// clusterIntervals are the interval keys of a cluster stage; management adds
+// the provider keys.
+var clusterIntervals = []string{"apply", "wait-api", "apply-cni", "wait-control-plane", "wait-machines", "wait-nodes",
+	"wait-cluster", "load-images", "apply-kapp-controller", "wait-kapp-controller", "install-packages"}
+
+func clusterTimeouts(env *Env, stage string, management bool) ClusterTimeouts {
+	iv := func(k string) config.Interval { return env.Interval(stage, k) }
+	t := ClusterTimeouts{Apply: iv("apply"), WaitAPI: iv("wait-api"), ApplyCNI: iv("apply-cni"), WaitControlPlane: iv("wait-control-plane"),
+		WaitMachines: iv("wait-machines"), WaitNodes: iv("wait-nodes"), WaitCluster: iv("wait-cluster"), LoadImages: iv("load-images"),
+		ApplyKappController: iv("apply-kapp-controller"), WaitKappController: iv("wait-kapp-controller"), InstallPackages: iv("install-packages")}
+	if management {
+		t.InitProviders, t.WaitProviders = iv("init-providers"), iv("wait-providers")
+	}
+	return t
+}
+
+// clusterInput is the input a cluster stage's binding builds from the Env.
+func clusterInput(env *Env, stage, role, holderRole string, spec config.WorkloadCluster, management bool) ClusterSpecInput {
+	cfg := env.Config
+	in := ClusterSpecInput{Env: env, Stage: stage, Role: role, Holder: env.Cluster(holderRole), HolderRole: holderRole, Cluster: spec,
+		InfrastructureProvider: infraProvider(cfg), ClusterctlConfigPath: cfg.Clusterctl.ConfigPath,
+		CNIManifest: cfg.Addons.CNIManifest, KappControllerManifest: cfg.Addons.KappControllerManifest,
+		Images: images(cfg), Timeouts: clusterTimeouts(env, stage, management)}
+	if management {
+		p := providers(cfg)
+		in.Providers = &p
+	}
+	if cfg.Packages.InstallLocalSet {
+		in.PostAddons = func(ctx context.Context, k *kube.Cluster) error {
+			return installLocalPackages(ctx, env, stage, k, in.Timeouts.InstallPackages)
+		}
+	}
+	return in
+}
+
+// capiClusterCleanup deletes Cluster API clusters through the cluster that
+// manages them (or removes their node containers when it does not answer).
+func capiClusterCleanup(o CleanupOptions) StageCleanup {
+	return StageCleanup{Deleters: map[string]cleanup.Deleter{
+		clusters.ResourceKind: cleanup.ClusterDeleter(o.ClusterTimeout, o.Interval, o.Progress, o.Prefix)}}
+}
+
+func (in ClusterSpecInput) validate() error {
+	var errs []error
+	if err := in.Env.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if in.Stage == "" || in.Role == "" || in.HolderRole == "" {
+		errs = append(errs, errors.New("Stage, Role and HolderRole are required"))
+	}
+	if in.Cluster.Name == "" || in.Cluster.Namespace == "" {
+		errs = append(errs, fmt.Errorf("the %s cluster's name and namespace are required (clusters.%s in the profile)", in.Role, in.Role))
+	}
+	return errors.Join(errs...)
+}
+
+// ClusterSpec creates a Cluster API cluster from its holder, waits for
+// control plane, Machines, Nodes and Available, loads the images into its
+// nodes, runs `clusterctl init` when it is to be a management cluster, and
+// installs kapp-controller and the local package set, as TKG's cluster create does.
+func ClusterSpec(_ context.Context, inputGetter func() ClusterSpecInput) {
+	var input ClusterSpecInput
+	BeforeEach(func() {
+		input = inputGetter()
+		Expect(input.validate()).To(Succeed(), "invalid ClusterSpecInput")
+	})
+
+	It(fmt.Sprintf("creates the cluster and installs its providers and packages"), func(ctx SpecContext) {
+		env := input.Env
+		RunStage(ctx, env, input.Stage, StageFuncs{
+			Run: func(ctx context.Context) error {
+				if input.Holder == nil {
+					return errNoCluster(input.HolderRole)
+				}
+				c, steps, err := provision(ctx, env, input)
+				StepEntries(env, input.Stage, steps)
+				if err != nil {
+					return err
+				}
+				if input.PostCreate != nil {
+					input.PostCreate(ctx, c)
+				}
+				return nil
+			},
+			Reattach: func(ctx context.Context) error { return attachCluster(ctx, env, input.Role) },
+		})
+	})
+}

@@ -1,0 +1,76 @@
+package suites
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/redact"
+	"github.com/tkg-e2e/harness/framework/run"
+)
+
+// EnvOptions say how to build the Env of a suite.
+type EnvOptions struct {
+	// Registry is the stage registry the config's intervals are checked against.
+	Registry *Registry
+	// ConfigPath and Overrides name the profile and the files merged over it.
+	ConfigPath string
+	Overrides  []string
+	// ArtifactFolder is the run folder; created when missing.
+	ArtifactFolder string
+	// Resume loads the state of the kept run in ArtifactFolder instead of starting one.
+	Resume      bool
+	SkipCleanup bool
+	// External: the clusters come from elsewhere (make verify).
+	External bool
+	// Out receives progress (GinkgoWriter); the Env wraps it in the redactor.
+	Out io.Writer
+}
+
+// NewEnv builds the Env every suite entry point shares: artifacts folder,
+// redactor, config validated against the registry, every secret of the config
+// registered with the redactor, run state (new, or the kept run's when
+// resuming) and the kubeconfig folder. On error it still returns the Env
+// with whatever was built, so the reports can say what went wrong.
+func NewEnv(o EnvOptions) (*Env, error) {
+	if o.Registry == nil || o.ArtifactFolder == "" || o.Out == nil {
+		return nil, errors.New("suites.NewEnv: Registry, ArtifactFolder and Out are required")
+	}
+	folder, err := filepath.Abs(o.ArtifactFolder)
+	if err != nil {
+		return nil, err
+	}
+	env := &Env{Registry: o.Registry, ArtifactFolder: folder, Redactor: redact.New(), Resume: o.Resume,
+		SkipCleanup: o.SkipCleanup, External: o.External}
+	env.Out = env.Redactor.Writer(o.Out)
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		return env, fmt.Errorf("cannot create the artifacts folder %s: %w", folder, err)
+	}
+	cfg, err := config.Load(config.LoadOptions{Path: o.ConfigPath, Overrides: o.Overrides, Intervals: o.Registry.IntervalKeys()})
+	if err != nil {
+		return env, fmt.Errorf("the harness config is not valid:\n%w", err)
+	}
+	env.Config = cfg
+	env.Redactor.Add(cfg.Secrets()...)
+
+	if o.Resume {
+		env.State, err = run.Load(folder)
+	} else {
+		env.State, err = run.New(folder, filepath.Base(folder), cfg.Profile, cfg.Source)
+	}
+	if err != nil {
+		return env, err
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	env.KubeconfigDir = filepath.Join(base, "tkg-e2e", env.State.RunID)
+	if err := os.MkdirAll(env.KubeconfigDir, 0o700); err != nil {
+		return env, fmt.Errorf("cannot create the kubeconfig folder %s: %w", env.KubeconfigDir, err)
+	}
+	return env, nil
+}

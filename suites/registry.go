@@ -1,0 +1,143 @@
+package suites
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/tkg-e2e/harness/framework/cleanup"
+	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/stages"
+)
+
+// Lifecycle is the lifecycle suite, in run order. Adding a stage is one file
+// in suites/ that declares its Stage, and one entry here.
+var Lifecycle = MustRegistry(TeardownScopes,
+	OVA, Bootstrap, Management, Move, Workload, Placement, Packages,
+)
+
+// TeardownScopes are the interval scopes SuiteTeardown reads; every suite's
+// registry carries them.
+var TeardownScopes = []stages.Scope{
+	{Name: ScopeCleanup, Intervals: []string{"delete-cluster", "delete-kind"}},
+	{Name: ScopeArtifacts, Intervals: []string{"collect"}},
+}
+
+// Interval scopes of the teardown steps, which are not stages.
+const (
+	ScopeCleanup   = "cleanup"
+	ScopeArtifacts = "artifacts"
+)
+
+// Stage is one stage of a suite: its Definition (name, needs, intervals,
+// failure category, resource kinds), the binding that declares its spec, and
+// the cleanup of the resources it records.
+type Stage struct {
+	stages.Definition
+	// Spec declares the stage's Ginkgo nodes inside its container. env is
+	// read only when specs run (BeforeSuite fills it); a Spec turns it into
+	// the explicit input of its XxxSpec.
+	Spec func(ctx context.Context, env func() *Env)
+	// Cleanup returns a deleter for every kind in Kinds, and the leak checks
+	// that prove none of them is left. Nil when the stage records nothing.
+	Cleanup func(o CleanupOptions) StageCleanup
+}
+
+// CleanupOptions are what deleters and leak checks are built from: the
+// suite teardown fills them from the config, `harness cleanup` from flags.
+type CleanupOptions struct {
+	State *run.State
+	// ClusterTimeout bounds deleting one Cluster API cluster; KindTimeout one kind cluster.
+	ClusterTimeout, KindTimeout time.Duration
+	Interval                    time.Duration
+	Progress                    io.Writer
+	Prefix                      string
+}
+
+// StageCleanup is a stage's part of the cleanup.
+type StageCleanup struct {
+	Deleters   map[string]cleanup.Deleter
+	LeakChecks []cleanup.LeakCheck
+}
+
+// Registry is a suite's stages and the stages.Registry built from their
+// definitions.
+type Registry struct {
+	*stages.Registry
+	stages []Stage
+}
+
+// NewRegistry checks the stages (see stages.NewRegistry; and every stage
+// that records a resource kind has a deleter for it) and returns the registry.
+func NewRegistry(scopes []stages.Scope, ss ...Stage) (*Registry, error) {
+	defs := make([]stages.Definition, len(ss))
+	var errs []error
+	for i, s := range ss {
+		defs[i] = s.Definition
+		if s.Spec == nil {
+			errs = append(errs, fmt.Errorf("stage %q has no Spec", s.Name))
+		}
+		if len(s.Kinds) == 0 {
+			continue
+		}
+		if s.Cleanup == nil {
+			errs = append(errs, fmt.Errorf("stage %q records %v but has no Cleanup", s.Name, s.Kinds))
+			continue
+		}
+		c := s.Cleanup(CleanupOptions{})
+		for _, k := range s.Kinds {
+			if c.Deleters[k] == nil {
+				errs = append(errs, fmt.Errorf("stage %q records kind %q but its Cleanup has no deleter for it", s.Name, k))
+			}
+		}
+	}
+	sr, err := stages.NewRegistry(defs, scopes...)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return &Registry{Registry: sr, stages: slices.Clone(ss)}, nil
+}
+
+// MustRegistry is NewRegistry for the package-level suites.
+func MustRegistry(scopes []stages.Scope, ss ...Stage) *Registry {
+	r, err := NewRegistry(scopes, ss...)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// Stages returns the stages in run order.
+func (r *Registry) Stages() []Stage { return slices.Clone(r.stages) }
+
+// Stage returns one stage.
+func (r *Registry) Stage(name string) (Stage, bool) {
+	for _, s := range r.stages {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Stage{}, false
+}
+
+// Cleanup joins every stage's deleters and leak checks into cleanup's input.
+func (r *Registry) Cleanup(o CleanupOptions) cleanup.Input {
+	in := cleanup.Input{State: o.State, Deleters: map[string]cleanup.Deleter{}, Progress: o.Progress, Prefix: o.Prefix}
+	for _, s := range r.stages {
+		if s.Cleanup == nil {
+			continue
+		}
+		c := s.Cleanup(o)
+		for k, d := range c.Deleters {
+			in.Deleters[k] = d
+		}
+		in.LeakChecks = append(in.LeakChecks, c.LeakChecks...)
+	}
+	return in
+}

@@ -1,0 +1,140 @@
+package suites_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/tkg-e2e/harness/framework/artifacts/report"
+	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/suites"
+)
+
+// withScratch is the lifecycle registry plus the scratch stage: one entry.
+func withScratch(t *testing.T) *suites.Registry {
+	t.Helper()
+	r, err := suites.NewRegistry(suites.TeardownScopes, append(suites.Lifecycle.Stages(), Scratch)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// Everything that used to be edited by hand for a new stage follows from the
+// one registry entry.
+func TestAddingAStageIsOneEntry(t *testing.T) {
+	r := withScratch(t)
+	if got := r.Names(); got[len(got)-1] != "scratch" {
+		t.Errorf("run order: %v", got)
+	}
+	if !slices.Contains(r.Labels("ova"), "scratch") || !slices.Equal(r.Labels("scratch"), []string{"scratch"}) {
+		t.Errorf("labels: ova %v, scratch %v", r.Labels("ova"), r.Labels("scratch"))
+	}
+	if c, _ := r.Closure("scratch"); !slices.Equal(c, []string{"ova", "scratch"}) {
+		t.Errorf("plan of FOCUS=scratch: %v", c)
+	}
+	if !slices.Equal(r.IntervalKeys()["scratch"], []string{"wait-pods"}) {
+		t.Errorf("interval keys: %v", r.IntervalKeys()["scratch"])
+	}
+	if c, ok := r.Category("scratch"); !ok || c != report.Infrastructure {
+		t.Errorf("category: %q %v", c, ok)
+	}
+	in := r.Cleanup(suites.CleanupOptions{})
+	if in.Deleters["scratch-dir"] == nil || len(in.LeakChecks) <= len(suites.Lifecycle.Cleanup(suites.CleanupOptions{}).LeakChecks) {
+		t.Errorf("cleanup does not know the scratch kind: %d deleters, %d leak checks", len(in.Deleters), len(in.LeakChecks))
+	}
+	// The shipped profile validates against the new registry: the stage's
+	// key falls back to default/wait-pods.
+	if _, err := config.Load(config.LoadOptions{Path: "../config/local.yaml", Intervals: r.IntervalKeys()}); err != nil {
+		t.Errorf("config/local.yaml against the registry with scratch: %v", err)
+	}
+}
+
+func TestRegistryRejectsAStageWithoutCleanupForItsKinds(t *testing.T) {
+	bad := Scratch
+	bad.Cleanup = nil
+	if _, err := suites.NewRegistry(suites.TeardownScopes, suites.OVA, bad); err == nil || !strings.Contains(err.Error(), `"scratch" records [scratch-dir] but has no Cleanup`) {
+		t.Errorf("accepted a stage that records a kind nobody deletes: %v", err)
+	}
+}
+
+// Every key a stage registers resolves in both shipped profiles, and a key
+// nobody registers is rejected.
+func TestShippedProfilesLoad(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{}
+	for _, name := range []string{"cni.yaml", "kapp.yaml", "clusterctl.yaml", "u.ova"} {
+		files[name] = filepath.Join(dir, name)
+		os.WriteFile(files[name], []byte("x: 1\n"), 0o644)
+	}
+	keys := suites.Lifecycle.IntervalKeys()
+	for k, v := range map[string]string{"CNI_MANIFEST": files["cni.yaml"], "KAPP_CONTROLLER_MANIFEST": files["kapp.yaml"],
+		"CLUSTERCTL_CONFIG": files["clusterctl.yaml"], "VSPHERE_SERVER": "vc.example.com", "VSPHERE_USERNAME": "u",
+		"VSPHERE_PASSWORD": "p4ssw0rd!", "VSPHERE_DATACENTER": "/dc0", "VSPHERE_FOLDER": "/dc0/vm", "VSPHERE_DATASTORE": "ds",
+		"VSPHERE_RESOURCE_POOL": "rp", "VSPHERE_NETWORK": "VM Network", "VSPHERE_INSECURE": "true", "OVA_UBUNTU": files["u.ova"]} {
+		t.Setenv(k, v)
+	}
+	for _, p := range []string{"../config/local.yaml", "../config/vsphere.yaml"} {
+		if _, err := config.Load(config.LoadOptions{Path: p, Intervals: keys}); err != nil {
+			t.Errorf("%s does not load against the stage registry:\n%v", p, err)
+		}
+	}
+	shrunk := map[string][]string{}
+	for k, v := range keys {
+		shrunk[k] = slices.DeleteFunc(slices.Clone(v), func(s string) bool { return s == "settle-after" })
+	}
+	_, err := config.Load(config.LoadOptions{Path: "../config/local.yaml", Intervals: shrunk})
+	if err == nil || !strings.Contains(err.Error(), `unknown interval key "settle-after"`) {
+		t.Errorf("a key no stage registers was accepted: %v", err)
+	}
+}
+
+// TestScratchStageRuns runs the scratch stage in a real Ginkgo suite built
+// the way e2e/ builds the lifecycle suite, from a registry.
+func TestScratchStageRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a Ginkgo suite")
+	}
+	reg, err := suites.NewRegistry(suites.TeardownScopes, Scratch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	folder := filepath.Join(t.TempDir(), "run")
+	var env *suites.Env
+	BeforeSuite(func(ctx SpecContext) {
+		var err error
+		env, err = suites.NewEnv(suites.EnvOptions{Registry: reg, ConfigPath: "../config/local.yaml", ArtifactFolder: folder, Out: GinkgoWriter})
+		Expect(err).NotTo(HaveOccurred())
+		// The scratch stage needs ova, which this suite does not run.
+		Expect(env.State.StartStage("ova")).To(Succeed())
+		Expect(env.State.EndStage("ova", "passed", "")).To(Succeed())
+	})
+	AfterSuite(func(ctx SpecContext) { suites.SuiteTeardown(ctx, env) })
+	Describe("scratch suite", Ordered, func() {
+		for _, s := range reg.Stages() {
+			Context(s.Name, Label(reg.Labels(s.Name)...), func() {
+				s.Spec(context.Background(), func() *suites.Env { return env })
+			})
+		}
+	})
+	RegisterFailHandler(Fail)
+	if !RunSpecs(t, "scratch stage") {
+		t.Fatal("the scratch suite failed")
+	}
+	rec, ok := env.State.Stage("scratch")
+	if !ok || rec.Status != "passed" {
+		t.Fatalf("scratch stage in the state: %+v", rec)
+	}
+	if len(env.State.Live()) != 0 || !strings.HasPrefix(env.State.Cleanup, "done") {
+		t.Fatalf("cleanup left %v (%s)", env.State.Live(), env.State.Cleanup)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(folder), "scratch")); !os.IsNotExist(err) {
+		t.Fatalf("the scratch folder is still there: %v", err)
+	}
+}
