@@ -52,8 +52,8 @@ type ClusterSpecInput struct {
 // ClusterTimeouts are the intervals of ClusterSpec's waits, one per wait.
 type ClusterTimeouts struct {
 	Apply, WaitAPI, ApplyCNI, WaitControlPlane, WaitMachines, WaitNodes, WaitCluster config.Interval
-	LoadImages, InitProviders, WaitProviders                                     config.Interval
-	ApplyKappController, WaitKappController, InstallPackages                      config.Interval
+	LoadImages, InitProviders, WaitProviders                                         config.Interval
+	ApplyKappController, WaitKappController, InstallPackages                         config.Interval
 }
 
 // clusterIntervals are the interval keys of a cluster stage; management adds

@@ -30,7 +30,9 @@ var OVA = Stage{
 			e := env()
 			return OVASpecInput{Env: e, Placement: placementOf(e.Config), OVAs: e.Config.OVA.Images,
 				Concurrency: e.Config.OVA.Concurrency, Replace: e.Config.OVA.Replace, Import: e.Interval("ova", "import"),
-				Connect: func(ctx context.Context) (*vsphere.Session, error) { return vsphereSession(ctx, e, e.Interval("ova", "connect")) }}
+				Connect: func(ctx context.Context) (*vsphere.Session, error) {
+					return vsphereSession(ctx, e, e.Interval("ova", "connect"))
+				}}
 		})
 	},
 	Cleanup: func(o CleanupOptions) StageCleanup {

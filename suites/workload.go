@@ -11,7 +11,7 @@ import (
 var Workload = Stage{
 	Definition: stages.Definition{Name: "workload", Needs: []string{"move"}, Category: stages.Provider,
 		Intervals: clusterIntervals, Kinds: []string{clusters.ResourceKind},
-		Doc:       "a workload cluster from the management cluster, CNI, images, kapp-controller"},
+		Doc: "a workload cluster from the management cluster, CNI, images, kapp-controller"},
 	Spec: func(ctx context.Context, env func() *Env) {
 		ClusterSpec(ctx, func() ClusterSpecInput {
 			e := env()

@@ -40,10 +40,10 @@ type Evidence struct {
 	// StageCategory is the failing stage's category from the stage registry;
 	// empty when the failure happened outside any registered stage.
 	StageCategory string
-	Message    string
-	Clusters   []artifacts.ClusterFindings
-	VSphere    *artifacts.VSphereFindings
-	NothingRan bool
+	Message       string
+	Clusters      []artifacts.ClusterFindings
+	VSphere       *artifacts.VSphereFindings
+	NothingRan    bool
 }
 
 type rule struct {
