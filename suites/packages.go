@@ -2,15 +2,13 @@ package suites
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
-	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tkg-e2e/harness/framework/assert"
+	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/packages"
 	"github.com/tkg-e2e/harness/framework/stages"
 )
@@ -39,63 +37,38 @@ func PackagesSpec(inputGetter func() PackagesSpecInput) {
 			if err != nil {
 				return err
 			}
-			iv := env.Config.MustInterval(stages.Packages, "wait-reconcile")
-			var mgmt client.Client
-			if c := env.Cluster(RoleManagement); c != nil {
-				if mgmt, _, err = clientsFor(c); err != nil {
-					return err
-				}
-			}
-			var reports []string
-			var failures []error
-			for _, c := range env.Clusters() {
-				if c.Role == RoleBootstrap {
-					continue
-				}
-				expected, err := list.For(c.Role, map[string]string{"CLUSTER_NAME": c.Name, "CLUSTER_NAMESPACE": c.Namespace})
-				if err != nil {
-					return err
-				}
-				if len(expected) == 0 {
-					continue
-				}
-				cl, _, err := clientsFor(c)
-				if err != nil {
-					return err
-				}
-				rep, err := packages.Check(ctx, packages.CheckInput{Client: cl, ManagementClient: mgmt, Expected: expected,
-					Cluster: c.Name, Role: c.Role, Timeout: iv.Timeout, Interval: iv.Poll,
-					Progress: env.Out, Prefix: "[packages]", Redactor: env.Redactor})
-				var failed *packages.FailedError
-				switch {
-				case errors.As(err, &failed):
-					failures = append(failures, fmt.Errorf("%s cluster %q: %s", c.Role, c.Name, rep.Summary()))
-				case err != nil:
-					return err
-				}
-				if mgmt != nil && c.Role != RoleManagement {
-					bs, err := packages.CheckClusterBootstrap(ctx, packages.BootstrapInput{ManagementClient: mgmt,
-						ClusterName: c.Name, ClusterNamespace: c.Namespace, Packages: rep, Timeout: iv.Timeout, Interval: iv.Poll})
-					if err != nil {
-						failures = append(failures, fmt.Errorf("%s cluster %q ClusterBootstrap: %w", c.Role, c.Name, err))
-					} else if bs != nil && bs.Skipped {
-						env.Printf("[packages] ClusterBootstrap check of %s skipped: %s", c.Name, bs.SkipReason)
-					}
-				}
-				reports = append(reports, rep.Markdown())
-			}
-			if len(reports) == 0 {
-				return fmt.Errorf("no cluster of this run has expected packages in %s", env.Config.Packages.Expected)
-			}
-			md := strings.Join(reports, "\n\n")
-			if err := os.WriteFile(env.Path("packages.md"), []byte(env.Redactor.String(md)), 0o644); err != nil {
+			out, err := runAssertion(ctx, env, packages.NewCheck(list), stages.Packages, "wait-reconcile", nil)
+			if err != nil {
 				return err
 			}
-			AddReportEntry("packages", md)
-			if len(failures) > 0 {
-				return fmt.Errorf("%w\n\n%s", errors.Join(failures...), md)
-			}
-			return nil
+			AddReportEntry("packages", out.Markdown)
+			return out.Err()
 		}})
 	})
+}
+
+// runAssertion runs an assertion engine check on the clusters of the run
+// (those keep reports a Target of) with the stage's interval, writing its
+// files through the artifacts Writer.
+func runAssertion(ctx context.Context, env *Env, check assert.Check, stage, interval string, keep func(assert.Target) bool) (*assert.Outcome, error) {
+	var targets []assert.Target
+	for _, c := range env.Clusters() {
+		if !assert.IsRole(c.Role) {
+			continue
+		}
+		k, err := kube.Connect(c.Kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("%s cluster %q: %w", c.Role, c.Name, err)
+		}
+		if t := (assert.Target{Role: c.Role, Name: c.Name, Namespace: c.Namespace, Cluster: k}); keep == nil || keep(t) {
+			targets = append(targets, t)
+		}
+	}
+	w, err := env.newWriter(env.ArtifactFolder)
+	if err != nil {
+		return nil, err
+	}
+	iv := env.Config.MustInterval(stage, interval)
+	return assert.Run(ctx, check, targets, w, assert.Options{Timeout: iv.Timeout, Interval: iv.Poll,
+		Redactor: env.Redactor, Progress: env.Out})
 }

@@ -2,14 +2,12 @@ package suites
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"os"
 	"slices"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/tkg-e2e/harness/framework/assert"
 	"github.com/tkg-e2e/harness/framework/placement"
 	"github.com/tkg-e2e/harness/framework/stages"
 )
@@ -45,49 +43,15 @@ func PlacementSpec(inputGetter func() PlacementSpecInput) {
 			if err != nil {
 				return err
 			}
-			iv := env.Config.MustInterval(stages.Placement, "wait-pods")
-			var reports []*placement.Report
-			var failures []error
-			checked := 0
-			for _, c := range env.Clusters() {
-				role := placement.Role(c.Role)
-				if !m.HasRole(role) || (len(input.Roles) > 0 && !slices.Contains(input.Roles, c.Role)) {
-					continue
-				}
-				cl, cs, err := clientsFor(c)
-				if err != nil {
-					return err
-				}
-				checked++
-				rep, err := placement.Check(ctx, placement.CheckInput{Client: cl, Clientset: cs, Matrix: m, Role: role, Cluster: c.Name,
-					Timeout: iv.Timeout, Interval: iv.Poll, Redactor: env.Redactor, Progress: env.Out, Prefix: "[placement]"})
-				if rep != nil {
-					reports = append(reports, rep)
-				}
-				var failed *placement.FailedError
-				switch {
-				case errors.As(err, &failed):
-					failures = append(failures, fmt.Errorf("%s cluster %q: %s", c.Role, c.Name, rep.Summary()))
-				case err != nil:
-					return err
-				}
-			}
-			if checked == 0 {
-				return fmt.Errorf("no cluster of this run has a role the matrix %s checks (%v)", m.Source, m.Roles)
-			}
-			md := placement.Markdown(m, reports...)
-			if err := os.WriteFile(env.Path(EnvPlacementMarkdown), []byte(env.Redactor.String(md)), 0o644); err != nil {
+			out, err := runAssertion(ctx, env, placement.NewCheck(m), stages.Placement, "wait-pods", func(t assert.Target) bool {
+				return len(input.Roles) == 0 || slices.Contains(input.Roles, t.Role)
+			})
+			if err != nil {
 				return err
 			}
-			if err := placement.WriteHTMLFile(env.Path(EnvPlacementHTML), m, reports...); err != nil {
-				return err
-			}
-			env.Set(EnvPlacementHTML, env.Path(EnvPlacementHTML))
-			AddReportEntry("placement matrix", md)
-			if len(failures) > 0 {
-				return fmt.Errorf("%w\n\n%s", errors.Join(failures...), md)
-			}
-			return nil
+			env.Set(EnvPlacementHTML, out.HTMLPath)
+			AddReportEntry("placement matrix", out.Markdown)
+			return out.Err()
 		}})
 	})
 }

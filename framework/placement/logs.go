@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tkg-e2e/harness/framework/assert"
 	"github.com/tkg-e2e/harness/framework/redact"
 )
 
@@ -20,22 +21,23 @@ const logTimeout = 10 * time.Second
 // addLogs attaches the tail of the failing containers' logs to the not-ready
 // pods of a report. A crashlooping container's current run is usually empty
 // or a few lines old, so the previous (crashed) run is read when there is one.
-func addLogs(ctx context.Context, in CheckInput, r *Report) {
-	lines := in.LogLines
+func addLogs(ctx context.Context, p *probe, r *Report) {
+	lines := p.check.LogLines
 	if lines <= 0 {
 		lines = 20
 	}
-	red := in.Redactor
+	red := p.opts.Redactor
 	if red == nil {
 		red = redact.New()
 	}
-	maxPods := in.MaxLogPods
+	cs := p.target.Cluster.Clientset
+	maxPods := p.check.MaxLogPods
 	if maxPods <= 0 {
 		maxPods = 3
 	}
 	for i := range r.Results {
 		res := &r.Results[i]
-		if res.Verdict != VerdictNotReady {
+		if res.Verdict != assert.NotReady {
 			continue
 		}
 		fetched := 0
@@ -45,11 +47,11 @@ func addLogs(ctx context.Context, in CheckInput, r *Report) {
 				continue
 			}
 			fetched++
-			if in.Clientset == nil {
+			if cs == nil {
 				ps.Logs = append(ps.Logs, ContainerLog{Container: "*", Err: "not fetched (no clientset given)"})
 				continue
 			}
-			ps.Logs = podLogs(ctx, in.Clientset, ps.Namespace, ps.Name, lines)
+			ps.Logs = podLogs(ctx, cs, ps.Namespace, ps.Name, lines)
 			for k := range ps.Logs {
 				ps.Logs[k].Lines = red.String(ps.Logs[k].Lines)
 				ps.Logs[k].Err = red.String(ps.Logs[k].Err)

@@ -5,8 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +15,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/wait"
+
+	"github.com/tkg-e2e/harness/framework/assert"
 )
 
 // Real-cluster tests: they run against the cluster HARNESS_TEST_KUBECONFIG
@@ -40,8 +41,8 @@ const (
 )
 
 type realCluster struct {
-	c  client.Client
-	cs kubernetes.Interface
+	c client.Client
+	k *kube.Cluster
 }
 
 func connect(t *testing.T) realCluster {
@@ -51,19 +52,30 @@ func connect(t *testing.T) realCluster {
 		t.Skip("HARNESS_TEST_KUBECONFIG is not set: real-cluster tests need a kind cluster with kapp-controller and " +
 			testImage + " loaded (scripts/test-assertions-real.sh creates one)")
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	k, err := kube.Connect(path)
 	if err != nil {
 		t.Fatalf("HARNESS_TEST_KUBECONFIG=%s: %v", path, err)
 	}
-	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		t.Fatal(err)
+	return realCluster{c: k.Client, k: k}
+}
+
+// check runs the placement check of m on the kind cluster as a workload cluster.
+func (rc realCluster) check(t *testing.T, m *Matrix, timeout time.Duration, progress io.Writer) (*Report, error) {
+	t.Helper()
+	start := time.Now()
+	r, err := assert.CheckTarget(context.Background(), NewCheck(m), assert.Target{Role: assert.Workload, Name: "kind", Cluster: rc.k},
+		assert.Options{Timeout: timeout, Interval: time.Second, Progress: progress})
+	t.Logf("check returned after %s:\n%v", time.Since(start).Round(time.Millisecond), err)
+	if r == nil {
+		t.Fatalf("no report: %v", err)
 	}
-	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		t.Fatal(err)
+		var failed *assert.FailedError
+		if !errors.As(err, &failed) {
+			t.Fatalf("want a placement failure, got %v", err)
+		}
 	}
-	return realCluster{c: c, cs: cs}
+	return r.(*Report), err
 }
 
 func suffix() string {
@@ -169,15 +181,12 @@ func TestRealHealthyClusterPassesLocalMatrixAsWorkload(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	r, err := Check(context.Background(), CheckInput{Client: rc.c, Clientset: rc.cs, Matrix: m, Role: RoleWorkload, Cluster: "kind",
-		Timeout: settle, Progress: testWriter{t}, Prefix: "[placement]"})
+	r, err := rc.check(t, m, settle, testWriter{t})
 	if err != nil {
 		t.Fatalf("a kind cluster with kapp-controller is a healthy workload cluster of the local profile:\n%v", err)
 	}
-	t.Logf("passed in %s: %s", time.Since(start).Round(time.Millisecond), r.Summary())
-	html := filepath.Join(t.TempDir(), "placement.html")
-	if err := WriteHTMLFile(html, m, r); err != nil {
+	t.Logf("passed: %s", r.Summary())
+	if _, err := HTML(m, r); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + Markdown(m, r))
@@ -199,16 +208,12 @@ func TestRealManagementOnlyComponentOnWorkloadFails(t *testing.T) {
 	pod := rc.waitForPod(t, "capi-system", "capi-controller-manager", "impostor capi-controller-manager pod scheduled",
 		func(p *corev1.Pod) bool { return p.Spec.NodeName != "" })
 
-	start := time.Now()
-	r, err := Check(context.Background(), CheckInput{Client: rc.c, Clientset: rc.cs, Matrix: m, Role: RoleWorkload, Cluster: "kind",
-		Timeout: deviationWindow, Interval: time.Second})
-	t.Logf("check returned after %s:\n%v", time.Since(start).Round(time.Millisecond), err)
-	var failed *FailedError
-	if !errors.As(err, &failed) {
-		t.Fatalf("want a placement failure, got %v", err)
+	r, err := rc.check(t, m, deviationWindow, nil)
+	if err == nil {
+		t.Fatal("want a placement failure")
 	}
 	res := result(t, r, "capi-controller-manager")
-	if res.Verdict != VerdictUnexpected {
+	if res.Verdict != assert.Unexpected {
 		t.Errorf("capi-controller-manager: %q, want unexpected", res.Verdict)
 	}
 	for _, want := range []string{
@@ -251,16 +256,12 @@ components:
 		return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount >= 1
 	})
 
-	start := time.Now()
-	r, err := Check(context.Background(), CheckInput{Client: rc.c, Clientset: rc.cs, Matrix: m, Role: RoleWorkload, Cluster: "kind",
-		Timeout: deviationWindow, Interval: time.Second})
-	t.Logf("check returned after %s:\n%v", time.Since(start).Round(time.Millisecond), err)
-	var failed *FailedError
-	if !errors.As(err, &failed) {
-		t.Fatalf("want a placement failure, got %v", err)
+	r, err := rc.check(t, m, deviationWindow, nil)
+	if err == nil {
+		t.Fatal("want a placement failure")
 	}
 	res := result(t, r, "crasher")
-	if res.Verdict != VerdictNotReady || len(res.Pods) != 1 {
+	if res.Verdict != assert.NotReady || len(res.Pods) != 1 {
 		t.Fatalf("crasher: %q with %d pods, want not ready", res.Verdict, len(res.Pods))
 	}
 	p := res.Pods[0]
@@ -293,8 +294,8 @@ components:
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Check(context.Background(), CheckInput{Client: rc.c, Matrix: m, Role: RoleWorkload, Cluster: "kind", Timeout: deviationWindow, Interval: time.Second})
-	if err == nil || result(t, r, "metrics-server").Verdict != VerdictMissing || result(t, r, "coredns").Verdict != VerdictOK {
+	r, err := rc.check(t, m, deviationWindow, nil)
+	if err == nil || result(t, r, "metrics-server").Verdict != assert.Missing || result(t, r, "coredns").Verdict != assert.OK {
 		t.Fatalf("want metrics-server missing and coredns ok, got %v", err)
 	}
 	if !strings.Contains(err.Error(), "no pod in kube-system matches Deployment metrics-server") {
