@@ -23,34 +23,64 @@ type PackagesSpecInput struct {
 // usefulErrorMessage (or the condition message when kapp-controller left it
 // empty). Where TKG's ClusterBootstrap CRD exists, its status must mirror them.
 func PackagesSpec(inputGetter func() PackagesSpecInput) {
-	var input PackagesSpecInput
+	assertionSpec{
+		It:    "reconciles every expected PackageInstall",
+		Stage: stages.Packages, Interval: "wait-reconcile", Entry: "packages",
+		Setting: "packages.expected", File: func(env *Env) string { return env.Config.Packages.Expected },
+		Check: func(path string) (assert.Check, error) {
+			l, err := packages.Load(path)
+			return packages.NewCheck(l), err
+		},
+	}.define(func() *Env { return inputGetter().Env })
+}
+
+// assertionSpec is a stage that runs one check of the assertion engine
+// (framework/assert) on the clusters of the run: placement and packages.
+type assertionSpec struct {
+	It              string
+	Stage, Interval string
+	// Entry names the Ginkgo report entry that carries the Markdown report.
+	Entry string
+	// Setting is the config key of the file the check loads, and File reads it.
+	Setting string
+	File    func(*Env) string
+	Check   func(path string) (assert.Check, error)
+	// Keep, when set, leaves out targets.
+	Keep func(assert.Target) bool
+	// Done, when set, records what later stages need from the outcome.
+	Done func(*Env, *assert.Outcome)
+}
+
+func (s assertionSpec) define(envGetter func() *Env) {
+	var env *Env
 	BeforeEach(func() {
-		input = inputGetter()
-		Expect(input.Env.Validate()).To(Succeed())
-		Expect(input.Env.Config.Packages.Expected).NotTo(BeEmpty(), "config packages.expected is empty")
+		env = envGetter()
+		Expect(env.Validate()).To(Succeed())
+		Expect(s.File(env)).NotTo(BeEmpty(), "config %s is empty", s.Setting)
 	})
 
-	It("reconciles every expected PackageInstall", func(ctx SpecContext) {
-		env := input.Env
-		RunStage(ctx, env, stages.Packages, StageFuncs{Run: func(ctx context.Context) error {
-			list, err := packages.Load(env.Config.Packages.Expected)
+	It(s.It, func(ctx SpecContext) {
+		RunStage(ctx, env, s.Stage, StageFuncs{Run: func(ctx context.Context) error {
+			check, err := s.Check(s.File(env))
 			if err != nil {
 				return err
 			}
-			out, err := runAssertion(ctx, env, packages.NewCheck(list), stages.Packages, "wait-reconcile", nil)
+			out, err := s.run(ctx, env, check)
 			if err != nil {
 				return err
 			}
-			AddReportEntry("packages", out.Markdown)
+			if s.Done != nil {
+				s.Done(env, out)
+			}
+			AddReportEntry(s.Entry, out.Markdown)
 			return out.Err()
 		}})
 	})
 }
 
-// runAssertion runs an assertion engine check on the clusters of the run
-// (those keep reports a Target of) with the stage's interval, writing its
-// files through the artifacts Writer.
-func runAssertion(ctx context.Context, env *Env, check assert.Check, stage, interval string, keep func(assert.Target) bool) (*assert.Outcome, error) {
+// run connects to the clusters of the run and lets the engine check them
+// with the stage's interval, writing its files through the artifacts Writer.
+func (s assertionSpec) run(ctx context.Context, env *Env, check assert.Check) (*assert.Outcome, error) {
 	var targets []assert.Target
 	for _, c := range env.Clusters() {
 		if !assert.IsRole(c.Role) {
@@ -60,7 +90,7 @@ func runAssertion(ctx context.Context, env *Env, check assert.Check, stage, inte
 		if err != nil {
 			return nil, fmt.Errorf("%s cluster %q: %w", c.Role, c.Name, err)
 		}
-		if t := (assert.Target{Role: c.Role, Name: c.Name, Namespace: c.Namespace, Cluster: k}); keep == nil || keep(t) {
+		if t := (assert.Target{Role: c.Role, Name: c.Name, Namespace: c.Namespace, Cluster: k}); s.Keep == nil || s.Keep(t) {
 			targets = append(targets, t)
 		}
 	}
@@ -68,7 +98,7 @@ func runAssertion(ctx context.Context, env *Env, check assert.Check, stage, inte
 	if err != nil {
 		return nil, err
 	}
-	iv := env.Config.MustInterval(stage, interval)
+	iv := env.Config.MustInterval(s.Stage, s.Interval)
 	return assert.Run(ctx, check, targets, w, assert.Options{Timeout: iv.Timeout, Interval: iv.Poll,
 		Redactor: env.Redactor, Progress: env.Out})
 }

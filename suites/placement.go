@@ -1,11 +1,7 @@
 package suites
 
 import (
-	"context"
 	"slices"
-
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	"github.com/tkg-e2e/harness/framework/assert"
 	"github.com/tkg-e2e/harness/framework/placement"
@@ -30,28 +26,15 @@ const (
 // placement matrix and fails with the whole matrix when any cell deviates.
 func PlacementSpec(inputGetter func() PlacementSpecInput) {
 	var input PlacementSpecInput
-	BeforeEach(func() {
-		input = inputGetter()
-		Expect(input.Env.Validate()).To(Succeed())
-		Expect(input.Env.Config.Placement.Matrix).NotTo(BeEmpty(), "config placement.matrix is empty")
-	})
-
-	It("places system pods on each cluster as the placement matrix says", func(ctx SpecContext) {
-		env := input.Env
-		RunStage(ctx, env, stages.Placement, StageFuncs{Run: func(ctx context.Context) error {
-			m, err := placement.Load(env.Config.Placement.Matrix)
-			if err != nil {
-				return err
-			}
-			out, err := runAssertion(ctx, env, placement.NewCheck(m), stages.Placement, "wait-pods", func(t assert.Target) bool {
-				return len(input.Roles) == 0 || slices.Contains(input.Roles, t.Role)
-			})
-			if err != nil {
-				return err
-			}
-			env.Set(EnvPlacementHTML, out.HTMLPath)
-			AddReportEntry("placement matrix", out.Markdown)
-			return out.Err()
-		}})
-	})
+	assertionSpec{
+		It:    "places system pods on each cluster as the placement matrix says",
+		Stage: stages.Placement, Interval: "wait-pods", Entry: "placement matrix",
+		Setting: "placement.matrix", File: func(env *Env) string { return env.Config.Placement.Matrix },
+		Check: func(path string) (assert.Check, error) {
+			m, err := placement.Load(path)
+			return placement.NewCheck(m), err
+		},
+		Keep: func(t assert.Target) bool { return len(input.Roles) == 0 || slices.Contains(input.Roles, t.Role) },
+		Done: func(env *Env, out *assert.Outcome) { env.Set(EnvPlacementHTML, out.HTMLPath) },
+	}.define(func() *Env { input = inputGetter(); return input.Env })
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tkg-e2e/harness/framework/assert"
-	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/assert/asserttest"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
@@ -43,17 +42,7 @@ const (
 )
 
 func connect(t *testing.T) client.Client {
-	t.Helper()
-	path := os.Getenv("HARNESS_TEST_KUBECONFIG")
-	if path == "" {
-		t.Skip("HARNESS_TEST_KUBECONFIG is not set: real-cluster tests need a kind cluster with kapp-controller and " +
-			SampleImage + " loaded (scripts/test-assertions-real.sh creates one)")
-	}
-	k, err := kube.Connect(path)
-	if err != nil {
-		t.Fatalf("HARNESS_TEST_KUBECONFIG=%s: %v", path, err)
-	}
-	return k.Client
+	return asserttest.Connect(t, SampleImage).Client
 }
 
 // check waits for the expected PackageInstalls of the kind cluster, as a
@@ -80,7 +69,7 @@ func uninstall(t *testing.T, c client.Client, ns string) {
 		t.Errorf("deleting PackageInstalls in %s: %v", ns, err)
 		return
 	}
-	err := wait.For(ctx, wait.Options{What: "PackageInstalls in namespace " + ns + " deleted", Timeout: cleanup, Progress: testWriter{t}},
+	err := wait.For(ctx, wait.Options{What: "PackageInstalls in namespace " + ns + " deleted", Timeout: cleanup, Progress: asserttest.Log{T: t}},
 		func(ctx context.Context) (bool, string, error) {
 			var list pkgv1alpha1.PackageInstallList
 			err := c.List(ctx, &list, client.InNamespace(ns))
@@ -92,13 +81,6 @@ func uninstall(t *testing.T, c client.Client, ns string) {
 	if err != nil {
 		t.Errorf("cleanup of %s: %v", ns, err)
 	}
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }
 
 // install puts packages and installs into a fresh namespace and removes them
@@ -115,7 +97,7 @@ func install(t *testing.T, c client.Client, prefix string, pkgs []InlinePackage,
 	})
 	start := time.Now()
 	err := InstallPackages(context.Background(), InstallInput{Client: c, Namespace: ns, ServiceAccount: "installer",
-		Packages: pkgs, Installs: installs, Timeout: apply, Progress: testWriter{t}, Prefix: "[install]"})
+		Packages: pkgs, Installs: installs, Timeout: apply, Progress: asserttest.Log{T: t}, Prefix: "[install]"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +116,7 @@ func expectations(ns string, installs []Install) []Expected {
 func TestRealSamplePackagesReconcile(t *testing.T) {
 	c := connect(t)
 	ns := install(t, c, "pkg-ok", SamplePackages(SampleImage), SampleInstalls())
-	r, err := check(t, c, "kind", expectations(ns, SampleInstalls()), reconcile, testWriter{t})
+	r, err := check(t, c, "kind", expectations(ns, SampleInstalls()), reconcile, asserttest.Log{T: t})
 	if err != nil {
 		t.Fatalf("the sample package set must reconcile:\n%v", err)
 	}
@@ -168,12 +150,8 @@ func TestRealBadYttReportsUsefulErrorMessage(t *testing.T) {
 	if res.Verdict != assert.Failed || res.State.UsefulErrorMessage == "" {
 		t.Fatalf("want ReconcileFailed with usefulErrorMessage, got %q %+v", res.Verdict, res.State)
 	}
-	for _, want := range []string{"### ✗ " + ns + "/harness-bad-ytt: failed", "status.usefulErrorMessage:", "does_not_exist",
-		"package `bad-ytt.samples.harness.tkg-e2e.dev`"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("failure message lacks %q", want)
-		}
-	}
+	asserttest.Says(t, "failure message", err.Error(), "### ✗ "+ns+"/harness-bad-ytt: failed", "status.usefulErrorMessage:", "does_not_exist",
+		"package `bad-ytt.samples.harness.tkg-e2e.dev`")
 }
 
 // A PackageInstall of a package that does not exist, one of a version that

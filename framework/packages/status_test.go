@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tkg-e2e/harness/framework/assert"
+	"github.com/tkg-e2e/harness/framework/assert/asserttest"
 )
 
 // Status shapes as kapp-controller v0.51.0 writes them.
@@ -120,23 +121,19 @@ func TestMarkdownShowsUsefulErrorOrConditionMessage(t *testing.T) {
 	}}
 	md := r.Markdown()
 	t.Log("\n" + md)
-	for _, want := range []string{
+	asserttest.Says(t, "markdown", md,
 		"## Packages on the workload cluster kind: FAILED",
 		"1/5 PackageInstalls ReconcileSucceeded",
 		"| good | ns | self | antrea.tanzu.vmware.com | 1.0.0 | ReconcileSucceeded | ✓ ok |",
 		"### ✗ ns/bad-ytt: failed",
-		"- condition ReconcileFailed=True: " + yttError,
+		"- condition ReconcileFailed=True: "+yttError,
 		"- status.usefulErrorMessage:",
 		"  - struct has no .does_not_exist field or method",
 		"### ✗ ns/no-version: failed",
 		"status.usefulErrorMessage is empty; the cause is the condition message:",
-		"  " + noVersion,
+		"  "+noVersion,
 		"### ✗ ns/gone: missing",
 		"### – default/kc: skipped",
 		"version selection `1.7.2+vmware.1-tkg.1-advanced-rc.2`",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("markdown lacks %q", want)
-		}
-	}
+	)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
 	"github.com/tkg-e2e/harness/framework/assert"
+	"github.com/tkg-e2e/harness/framework/assert/asserttest"
 	"github.com/tkg-e2e/harness/framework/kube"
 )
 
@@ -71,12 +72,8 @@ func TestCheckFailureCarriesMarkdownAndLogs(t *testing.T) {
 		t.Fatalf("the error must carry the returned report")
 	}
 	msg := err.Error()
-	for _, want := range []string{`placement check of the workload cluster "wl" failed`, "| kapp-controller |", "✗ not ready",
-		"last log lines of container manager (previous run)", "fake logs"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("error message lacks %q:\n%s", want, msg)
-		}
-	}
+	asserttest.Says(t, "error message", msg, `placement check of the workload cluster "wl" failed`, "| kapp-controller |", "✗ not ready",
+		"last log lines of container manager (previous run)", "fake logs")
 	if !strings.Contains(progress.String(), "[placement]") {
 		t.Errorf("no progress written: %q", progress.String())
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/wait"
 
 	"github.com/tkg-e2e/harness/framework/assert"
+	"github.com/tkg-e2e/harness/framework/assert/asserttest"
 )
 
 // Real-cluster tests: they run against the cluster HARNESS_TEST_KUBECONFIG
@@ -46,16 +46,7 @@ type realCluster struct {
 }
 
 func connect(t *testing.T) realCluster {
-	t.Helper()
-	path := os.Getenv("HARNESS_TEST_KUBECONFIG")
-	if path == "" {
-		t.Skip("HARNESS_TEST_KUBECONFIG is not set: real-cluster tests need a kind cluster with kapp-controller and " +
-			testImage + " loaded (scripts/test-assertions-real.sh creates one)")
-	}
-	k, err := kube.Connect(path)
-	if err != nil {
-		t.Fatalf("HARNESS_TEST_KUBECONFIG=%s: %v", path, err)
-	}
+	k := asserttest.Connect(t, testImage)
 	return realCluster{c: k.Client, k: k}
 }
 
@@ -139,7 +130,7 @@ func busyboxDeployment(ns, name string, command ...string) *appsv1.Deployment {
 func (rc realCluster) waitForPod(t *testing.T, ns, app, what string, ok func(*corev1.Pod) bool) corev1.Pod {
 	t.Helper()
 	var found corev1.Pod
-	err := wait.For(context.Background(), wait.Options{What: what, Timeout: podStart, Interval: time.Second, Progress: testWriter{t}},
+	err := wait.For(context.Background(), wait.Options{What: what, Timeout: podStart, Interval: time.Second, Progress: asserttest.Log{T: t}},
 		func(ctx context.Context) (bool, string, error) {
 			var pods corev1.PodList
 			if err := rc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": app}); err != nil {
@@ -168,20 +159,13 @@ func describePods(pods []corev1.Pod) string {
 	return strings.Join(s, ", ")
 }
 
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
 func TestRealHealthyClusterPassesLocalMatrixAsWorkload(t *testing.T) {
 	rc := connect(t)
 	m, err := Load("../../config/placement/local.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := rc.check(t, m, settle, testWriter{t})
+	r, err := rc.check(t, m, settle, asserttest.Log{T: t})
 	if err != nil {
 		t.Fatalf("a kind cluster with kapp-controller is a healthy workload cluster of the local profile:\n%v", err)
 	}
@@ -216,15 +200,11 @@ func TestRealManagementOnlyComponentOnWorkloadFails(t *testing.T) {
 	if res.Verdict != assert.Unexpected {
 		t.Errorf("capi-controller-manager: %q, want unexpected", res.Verdict)
 	}
-	for _, want := range []string{
+	asserttest.Says(t, "failure message", err.Error(),
 		"| capi-controller-manager | capi-system | Deployment capi-controller-manager | – must | ! unexpected |",
-		"must not run on a workload cluster; runs on node " + pod.Spec.NodeName,
-		"capi-system/" + pod.Name,
-	} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("failure message lacks %q", want)
-		}
-	}
+		"must not run on a workload cluster; runs on node "+pod.Spec.NodeName,
+		"capi-system/"+pod.Name,
+	)
 	if len(r.Deviations()) != 1 {
 		t.Errorf("only the impostor should deviate, got: %s", r.Summary())
 	}
@@ -268,11 +248,7 @@ components:
 	if p.Ready || p.Restarts < 1 || !strings.Contains(p.Reason, "code 3") {
 		t.Errorf("pod state lacks the crash facts: %+v", p)
 	}
-	for _, want := range []string{"✗ not ready", "restart(s)", "harness-crash-marker: cannot open /etc/crasher.conf"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("failure message lacks %q", want)
-		}
-	}
+	asserttest.Says(t, "failure message", err.Error(), "✗ not ready", "restart(s)", "harness-crash-marker: cannot open /etc/crasher.conf")
 }
 
 // Missing: a must row whose pods do not exist.
