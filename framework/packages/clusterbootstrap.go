@@ -78,7 +78,7 @@ func CheckClusterBootstrap(ctx context.Context, in BootstrapInput) (*BootstrapRe
 	case in.ClusterName == "" || in.ClusterNamespace == "":
 		return nil, errors.New("packages.CheckClusterBootstrap: ClusterName and ClusterNamespace are required")
 	case in.Packages == nil:
-		return nil, errors.New("packages.CheckClusterBootstrap: Packages (the report of packages.Check) is required")
+		return nil, errors.New("packages.CheckClusterBootstrap: Packages (the report of the packages check) is required")
 	case in.Timeout <= 0:
 		return nil, errors.New("packages.CheckClusterBootstrap: Timeout must be > 0 (take it from the config intervals)")
 	}
@@ -179,7 +179,7 @@ func mirrorMismatches(pkgs *Report, cluster string, conds []BootstrapCondition) 
 		}
 	}
 	if mirrored == 0 && len(pkgs.Results) > 0 {
-		out = append(out, fmt.Sprintf("no reconciled PackageInstall named %s-<package> to compare with (was packages.Check run for this cluster?)", cluster))
+		out = append(out, fmt.Sprintf("no reconciled PackageInstall named %s-<package> to compare with (was the packages check run for this cluster?)", cluster))
 	}
 	return out
 }
