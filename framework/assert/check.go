@@ -82,7 +82,9 @@ type Check interface {
 	Name() string
 	// Plan prepares the check of one target. A nil Probe and nil error mean
 	// the target is not this check's concern (the matrix has no column for
-	// its role); an error means the check cannot run (bad input).
+	// its role); an error means the check cannot run (bad input). opts come
+	// with their defaults applied (Prefix, Redactor are set) and the target
+	// has a Client.
 	Plan(t Target, opts Options) (Probe, error)
 	// Render renders the last reports of every checked target, in target
 	// order: Markdown always, and an HTML page or "" to let Run render the

@@ -3,6 +3,7 @@ package placement
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,7 +12,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/tkg-e2e/harness/framework/assert"
-	"github.com/tkg-e2e/harness/framework/redact"
 )
 
 // logTimeout bounds one log request: the report is already late when logs
@@ -26,11 +26,7 @@ func addLogs(ctx context.Context, p *probe, r *Report) {
 	if lines <= 0 {
 		lines = 20
 	}
-	red := p.opts.Redactor
-	if red == nil {
-		red = redact.New()
-	}
-	cs := p.target.Cluster.Clientset
+	red, cs := p.opts.Redactor, p.target.Cluster.Clientset
 	maxPods := p.check.MaxLogPods
 	if maxPods <= 0 {
 		maxPods = 3
@@ -68,7 +64,7 @@ func podLogs(ctx context.Context, cs kubernetes.Interface, ns, name string, line
 		return []ContainerLog{{Container: "*", Err: err.Error()}}
 	}
 	var out []ContainerLog
-	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
+	statuses := slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses)
 	for _, st := range statuses {
 		if st.Ready || (st.State.Terminated != nil && st.State.Terminated.ExitCode == 0) {
 			continue
