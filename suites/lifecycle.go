@@ -146,10 +146,6 @@ func errNoCluster(role string) error {
 // installLocalPackages installs the harness's small package set (local
 // profile), so the packages stage checks a real kapp-controller reconcile.
 func installLocalPackages(ctx context.Context, env *Env, stage string, k *kube.Cluster, iv config.Interval) error {
-	cl, err := packages.NewClient(k.Config)
-	if err != nil {
-		return err
-	}
-	return packages.InstallSamplePackages(ctx, packages.SampleInput{Client: cl, Timeout: iv.Timeout, Interval: iv.Poll,
+	return packages.InstallSamplePackages(ctx, packages.SampleInput{Client: k.Client, Timeout: iv.Timeout, Interval: iv.Poll,
 		Progress: env.Out, Prefix: "[" + stage + "]"})
 }

@@ -12,6 +12,8 @@ import (
 	"os"
 	"time"
 
+	pkgv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
+	dpv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
@@ -23,14 +25,18 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// Scheme knows the core Kubernetes types, CRDs, Cluster API v1beta2 and the
-// clusterctl inventory; everything else is handled as unstructured.
+// Scheme knows the core Kubernetes types, CRDs, Cluster API v1beta2, the
+// clusterctl inventory and kapp-controller's packaging types (PackageInstall,
+// PackageRepository, Package, PackageMetadata); everything else is handled as
+// unstructured.
 func Scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	_ = clientgoscheme.AddToScheme(s)
 	_ = apiextensionsv1.AddToScheme(s)
 	_ = clusterv1.AddToScheme(s)
 	_ = clusterctlv1.AddToScheme(s)
+	_ = pkgv1alpha1.AddToScheme(s)
+	_ = dpv1alpha1.AddToScheme(s)
 	return s
 }
 

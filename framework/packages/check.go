@@ -4,112 +4,107 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"time"
 
 	pkgv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tkg-e2e/harness/framework/redact"
-	"github.com/tkg-e2e/harness/framework/wait"
+	"github.com/tkg-e2e/harness/framework/assert"
 )
 
-// CheckInput describes one package reconcile check.
-type CheckInput struct {
-	// Client reaches the cluster under test. Required.
-	Client client.Client
-	// ManagementClient reaches the management cluster, for entries with
-	// on: management. Nil skips those entries (reported as skipped, not passed).
-	ManagementClient client.Client
-	// Expected are the PackageInstalls to wait for (List.For).
-	Expected []Expected
-	// Cluster and Role name the cluster in the report.
-	Cluster, Role string
-	// Timeout is how long every PackageInstall has to reach ReconcileSucceeded,
-	// from the config intervals. Failed reconciles are retried until then.
-	Timeout  time.Duration
-	Interval time.Duration
-	Progress io.Writer
-	Prefix   string
-	// Redactor masks secrets in kapp-controller's messages (they can quote
-	// values). Nil still masks secret shapes.
-	Redactor *redact.Redactor
+// Check is the package list as an assert.Check: on every target whose role
+// has entries, each expected PackageInstall must reach ReconcileSucceeded
+// (with the expected package and version) before the timeout.
+// ReconcileFailed is polled through, because kapp-controller retries it and
+// it often succeeds seconds later. On a workload cluster of a run with a
+// management cluster, the ClusterBootstrap mirror is checked next (skipped,
+// with the reason, where its CRD does not exist).
+type Check struct {
+	List *List
 }
 
-// FailedError is returned when some PackageInstall did not reconcile in
-// time. Its message is the whole report in Markdown.
-type FailedError struct {
-	Report *Report
-	Waited time.Duration
-}
+// NewCheck returns the check of a loaded package list.
+func NewCheck(l *List) *Check { return &Check{List: l} }
 
-func (e *FailedError) Error() string {
-	return fmt.Sprintf("packages on the %s cluster %s did not reconcile within %s: %s\n\n%s",
-		e.Report.Role, e.Report.Cluster, e.Waited.Round(time.Second), e.Report.Summary(), e.Report.Markdown())
-}
+// Name is "packages": the files are packages.md and packages.html.
+func (c *Check) Name() string { return "packages" }
 
-// Check waits until every expected PackageInstall reached ReconcileSucceeded
-// (with the expected package and version) or the timeout passed, and returns
-// the last state of each. ReconcileFailed is polled through, because
-// kapp-controller retries it and it often succeeds seconds later.
-func Check(ctx context.Context, in CheckInput) (*Report, error) {
-	switch {
-	case in.Client == nil:
-		return nil, errors.New("packages.Check: Client is required")
-	case len(in.Expected) == 0:
-		return nil, errors.New("packages.Check: no expected PackageInstalls (load config/packages/<profile>.yaml and call List.For)")
-	case in.Timeout <= 0:
-		return nil, errors.New("packages.Check: Timeout must be > 0 (take it from the config intervals)")
+// Plan expands the role's entries for the target (${CLUSTER_NAME},
+// ${CLUSTER_NAMESPACE}). A role the list has no entries for is an error (a
+// cluster the run made but nobody said what it must run); an empty list of
+// entries means nothing to check.
+func (c *Check) Plan(t assert.Target, opts assert.Options) (assert.Probe, error) {
+	if c.List == nil {
+		return nil, errors.New("no package list (packages.Load a config/packages/*.yaml file)")
 	}
-	for _, c := range []client.Client{in.Client, in.ManagementClient} {
+	expected, err := c.List.For(t.Role, map[string]string{"CLUSTER_NAME": t.Name, "CLUSTER_NAMESPACE": t.Namespace})
+	if err != nil || len(expected) == 0 {
+		return nil, err
+	}
+	p := &probe{target: t, expected: expected, opts: opts, client: t.Cluster.Client}
+	if m := opts.Target(assert.Management); m != nil {
+		p.mgmt = m.Cluster.Client
+	}
+	for _, c := range []client.Client{p.client, p.mgmt} {
 		if c != nil {
 			if err := requireTypes(c); err != nil {
-				return nil, fmt.Errorf("packages.Check: %w", err)
+				return nil, err
 			}
 		}
 	}
-	red := in.Redactor
-	if red == nil {
-		red = redact.New()
-	}
-	var last *Report
-	start := time.Now()
-	err := wait.For(ctx, wait.Options{
-		What:     fmt.Sprintf("%d PackageInstalls on the %s cluster %s to reach ReconcileSucceeded", len(in.Expected), in.Role, in.Cluster),
-		Timeout:  in.Timeout,
-		Interval: in.Interval,
-		Progress: in.Progress,
-		Prefix:   in.Prefix,
-	}, func(ctx context.Context) (bool, string, error) {
-		r := &Report{Cluster: in.Cluster, Role: in.Role}
-		for _, e := range in.Expected {
-			r.Results = append(r.Results, observe(ctx, in, e, red))
-		}
-		last = r
-		return !r.Failed(), r.Summary(), nil
-	})
-	if err == nil {
-		return last, nil
-	}
-	var timeout *wait.TimeoutError
-	if last == nil || !errors.As(err, &timeout) {
-		return last, err
-	}
-	return last, &FailedError{Report: last, Waited: time.Since(start)}
+	return p, nil
 }
 
-func observe(ctx context.Context, in CheckInput, e Expected, red *redact.Redactor) Result {
-	c := in.Client
+// Render joins the per-cluster reports; the HTML page is the engine's rows page.
+func (c *Check) Render(reports []assert.Report) (string, string, error) {
+	md := ""
+	for i, r := range reports {
+		rep, ok := r.(*Report)
+		if !ok {
+			return "", "", fmt.Errorf("packages: cannot render a %T", r)
+		}
+		if i > 0 {
+			md += "\n\n"
+		}
+		md += rep.Markdown()
+	}
+	return md, "", nil
+}
+
+type probe struct {
+	target   assert.Target
+	expected []Expected
+	opts     assert.Options
+	// mgmt reaches the management cluster, for entries with location:
+	// management and the ClusterBootstrap; nil skips them (reported as
+	// skipped, not passed).
+	client, mgmt client.Client
+}
+
+func (p *probe) What() string {
+	return fmt.Sprintf("%d PackageInstalls on the %s cluster %s to reach ReconcileSucceeded", len(p.expected), p.target.Role, p.target.Name)
+}
+
+func (p *probe) Observe(ctx context.Context) (assert.Report, error) {
+	r := &Report{Cluster: p.target.Name, Role: p.target.Role}
+	for _, e := range p.expected {
+		r.Results = append(r.Results, p.observe(ctx, e))
+	}
+	return r, nil
+}
+
+func (p *probe) observe(ctx context.Context, e Expected) Result {
+	c := p.client
 	if e.location() == OnManagement {
-		if in.ManagementClient == nil {
-			return Result{Expected: e, Verdict: VerdictSkipped,
+		if p.mgmt == nil {
+			return Result{Expected: e, Verdict: assert.SkippedVerdict,
 				Problem: "lives on the management cluster and no ManagementClient was given"}
 		}
-		c = in.ManagementClient
+		c = p.mgmt
 	}
-	p := &pkgv1alpha1.PackageInstall{}
-	err := c.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, p)
-	res := judge(e, p, err)
+	pi := &pkgv1alpha1.PackageInstall{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: e.Namespace, Name: e.Name}, pi)
+	res := judge(e, pi, err)
+	red := p.opts.Redactor
 	res.Problem = red.String(res.Problem)
 	res.State.Message = red.String(res.State.Message)
 	res.State.UsefulErrorMessage = red.String(res.State.UsefulErrorMessage)
@@ -117,4 +112,23 @@ func observe(ctx context.Context, in CheckInput, e Expected, red *redact.Redacto
 		res.State.Conditions[i].Message = red.String(res.State.Conditions[i].Message)
 	}
 	return res
+}
+
+// Finish checks the ClusterBootstrap mirror of a workload cluster, whether
+// its PackageInstalls passed or not: the mirror of a failed one is what TKG
+// users look at.
+func (p *probe) Finish(ctx context.Context, last assert.Report, _ bool) error {
+	if p.mgmt == nil || p.target.Role == assert.Management {
+		return nil
+	}
+	bs, err := CheckClusterBootstrap(ctx, BootstrapInput{ManagementClient: p.mgmt, ClusterName: p.target.Name,
+		ClusterNamespace: p.target.Namespace, Packages: last.(*Report), Timeout: p.opts.Timeout, Interval: p.opts.Interval,
+		Progress: p.opts.Progress, Prefix: p.opts.Prefix})
+	if err != nil {
+		return fmt.Errorf("ClusterBootstrap: %w", err)
+	}
+	if bs.Skipped && p.opts.Progress != nil {
+		fmt.Fprintf(p.opts.Progress, "%s ClusterBootstrap check of %s skipped: %s\n", p.opts.Prefix, p.target.Name, bs.SkipReason)
+	}
+	return nil
 }

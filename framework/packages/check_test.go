@@ -3,27 +3,44 @@ package packages
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	kcv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/kappctrl/v1alpha1"
 	pkgv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/assert"
+	"github.com/tkg-e2e/harness/framework/assert/asserttest"
+	"github.com/tkg-e2e/harness/framework/kube"
 )
 
-// The glue between the API and judge, with a fake client; the real-cluster
-// tests (real_test.go) prove it against kapp-controller.
+// The glue between the engine and judge, with a fake client; the
+// real-cluster tests (real_test.go) prove it against kapp-controller.
 
+// fakeClient knows the kapp-controller types (kube.Scheme) and maps the CRD
+// and ClusterBootstrap kinds, which are read as unstructured.
 func fakeClient(t *testing.T, objs ...client.Object) client.Client {
 	t.Helper()
-	s, err := NewScheme()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&pkgv1alpha1.PackageInstall{}).Build()
+	rm := meta.NewDefaultRESTMapper(nil)
+	rm.Add(crdGVK, meta.RESTScopeRoot)
+	rm.Add(ClusterBootstrapGVK, meta.RESTScopeNamespace)
+	return fake.NewClientBuilder().WithScheme(kube.Scheme()).WithRESTMapper(rm).WithObjects(objs...).
+		WithStatusSubresource(&pkgv1alpha1.PackageInstall{}).Build()
+}
+
+func target(role, name string, c client.Client) assert.Target {
+	return assert.Target{Role: role, Name: name, Namespace: "default", Cluster: &kube.Cluster{Client: c}}
+}
+
+func listOf(role string, expected ...Expected) *Check {
+	return NewCheck(&List{Name: "test", Source: "test.yaml", Roles: map[string][]Expected{role: expected}})
 }
 
 // ReconcileFailed is not final: a PackageInstall that fails first and
@@ -44,13 +61,13 @@ func TestCheckPollsThroughReconcileFailed(t *testing.T) {
 			panic(err)
 		}
 	}()
-	r, err := Check(context.Background(), CheckInput{Client: c, Cluster: "wl", Role: "workload",
-		Expected: []Expected{{Name: "wl-antrea", Namespace: "tkg-system"}}, Timeout: 3 * time.Second, Interval: 20 * time.Millisecond})
+	r, err := assert.CheckTarget(context.Background(), listOf(assert.Workload, Expected{Name: "wl-antrea", Namespace: "tkg-system"}),
+		target(assert.Workload, "wl", c), assert.Options{Timeout: 3 * time.Second, Interval: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("a PackageInstall that recovers must pass: %v", err)
 	}
-	if r.Results[0].Verdict != VerdictOK {
-		t.Errorf("verdict %q", r.Results[0].Verdict)
+	if v := r.(*Report).Results[0].Verdict; v != assert.OK {
+		t.Errorf("verdict %q", v)
 	}
 }
 
@@ -58,28 +75,27 @@ func TestCheckReportsLastStateAtDeadline(t *testing.T) {
 	c := fakeClient(t,
 		pkgi("good", 1, 1, "1.0.0", "", cond(kcv1alpha1.ReconcileSucceeded, "")),
 		pkgi("bad", 1, 1, "", yttUseful, cond(kcv1alpha1.ReconcileFailed, yttError)))
-	r, err := Check(context.Background(), CheckInput{Client: c, Cluster: "wl", Role: "workload", Timeout: 150 * time.Millisecond, Interval: 20 * time.Millisecond,
-		Expected: []Expected{
-			{Name: "good", Namespace: "tkg-system"},
-			{Name: "bad", Namespace: "tkg-system"},
-			{Name: "gone", Namespace: "tkg-system"},
-			{Name: "opt", Namespace: "tkg-system", Optional: true},
-			{Name: "wl-kapp-controller", Namespace: "default", Location: OnManagement},
-		}})
-	var failed *FailedError
-	if !errors.As(err, &failed) || failed.Report != r {
-		t.Fatalf("want *FailedError carrying the report, got %v", err)
+	rep, err := assert.CheckTarget(context.Background(), listOf(assert.Workload,
+		Expected{Name: "good", Namespace: "tkg-system"},
+		Expected{Name: "bad", Namespace: "tkg-system"},
+		Expected{Name: "gone", Namespace: "tkg-system"},
+		Expected{Name: "opt", Namespace: "tkg-system", Optional: true},
+		Expected{Name: "wl-kapp-controller", Namespace: "default", Location: OnManagement},
+	), target(assert.Workload, "wl", c), assert.Options{Timeout: 150 * time.Millisecond, Interval: 20 * time.Millisecond})
+	var failed *assert.FailedError
+	if !errors.As(err, &failed) || failed.Report != rep {
+		t.Fatalf("want *assert.FailedError carrying the report, got %v", err)
 	}
-	want := []Verdict{VerdictOK, VerdictFailed, VerdictMissing, VerdictAbsent, VerdictSkipped}
+	r := rep.(*Report)
+	want := []assert.Verdict{assert.OK, assert.Failed, assert.Missing, assert.Absent, assert.SkippedVerdict}
 	for i, v := range want {
 		if r.Results[i].Verdict != v {
 			t.Errorf("result %d (%s): %q, want %q", i, r.Results[i].Expected.Name, r.Results[i].Verdict, v)
 		}
 	}
-	for _, s := range []string{"did not reconcile within", "struct has no .does_not_exist", "tkg-system/gone missing", "no ManagementClient"} {
-		if !strings.Contains(err.Error(), s) {
-			t.Errorf("error lacks %q:\n%v", s, err)
-		}
+	asserttest.Says(t, "error", err.Error(), "did not reconcile within", "struct has no .does_not_exist", "tkg-system/gone missing", "no ManagementClient")
+	if got := assert.Count(r.Rows()); got[assert.Pass] != 2 || got[assert.Fail] != 2 || got[assert.Skipped] != 1 {
+		t.Errorf("rows by status: %v", got)
 	}
 }
 
@@ -90,27 +106,82 @@ func TestCheckUsesManagementClientForManagementEntries(t *testing.T) {
 		p.Namespace = "default"
 		return p
 	}())
-	_, err := Check(context.Background(), CheckInput{Client: wl, ManagementClient: mgmt, Timeout: time.Second, Interval: 10 * time.Millisecond,
-		Expected: []Expected{{Name: "wl-kapp-controller", Namespace: "default", Location: OnManagement, Version: ">=0.41.5"}}})
+	rep, err := assert.CheckTarget(context.Background(),
+		listOf(assert.Workload, Expected{Name: "${CLUSTER_NAME}-kapp-controller", Namespace: "${CLUSTER_NAMESPACE}", Location: OnManagement, Version: ">=0.41.5"}),
+		target(assert.Workload, "wl", wl),
+		assert.Options{Timeout: time.Second, Interval: 10 * time.Millisecond, Targets: []assert.Target{target(assert.Management, "mgmt", mgmt)}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The management cluster has no ClusterBootstrap CRD: skipped, with the reason.
+	if cb := rep.(*Report).ClusterBootstrap; cb == nil || !cb.Skipped {
+		t.Errorf("ClusterBootstrap mirror: %+v, want skipped", cb)
 	}
 }
 
 func TestCheckRejectsBadInput(t *testing.T) {
 	c := fakeClient(t)
 	plain := fake.NewClientBuilder().WithScheme(runtime.NewScheme()).Build()
-	e := []Expected{{Name: "x", Namespace: "y"}}
-	for name, in := range map[string]CheckInput{
-		"no client":          {Expected: e, Timeout: time.Second},
-		"nothing expected":   {Client: c, Timeout: time.Second},
-		"no timeout":         {Client: c, Expected: e},
-		"scheme lacks types": {Client: plain, Expected: e, Timeout: time.Second},
+	check := listOf(assert.Workload, Expected{Name: "x", Namespace: "y"})
+	opts := assert.Options{Timeout: time.Second}
+	for name, tc := range map[string]struct {
+		check  *Check
+		target assert.Target
+		opts   assert.Options
+	}{
+		"no client":          {check, assert.Target{Role: assert.Workload}, opts},
+		"nothing expected":   {listOf(assert.Workload), target(assert.Workload, "wl", c), opts},
+		"no timeout":         {check, target(assert.Workload, "wl", c), assert.Options{}},
+		"scheme lacks types": {check, target(assert.Workload, "wl", plain), opts},
+		"role not listed":    {check, target(assert.Management, "mgmt", c), opts},
+		"no list":            {NewCheck(nil), target(assert.Workload, "wl", c), opts},
 	} {
-		if _, err := Check(context.Background(), in); err == nil {
+		if _, err := assert.CheckTarget(context.Background(), tc.check, tc.target, tc.opts); err == nil {
 			t.Errorf("%s: accepted", name)
 		} else if name == "scheme lacks types" && !strings.Contains(err.Error(), "packages.NewClient") {
 			t.Errorf("scheme error does not say how to fix it: %v", err)
 		}
+	}
+}
+
+// Run is what the suite calls: every cluster of a listed role is checked
+// (bootstrap is not a role), the workload cluster's ClusterBootstrap mirror
+// is reported as skipped without its CRD, and packages.md and packages.html
+// are written through the artifacts Writer.
+func TestRunChecksEveryClusterAndWritesTheReport(t *testing.T) {
+	mgmt := fakeClient(t, pkgi("tkg-pkg", 1, 1, "1.0.0", "", cond(kcv1alpha1.ReconcileSucceeded, "")))
+	wl := fakeClient(t)
+	l, err := Parse([]byte(`
+name: run
+roles:
+  management: [{name: tkg-pkg, namespace: tkg-system}]
+  workload: [{name: "${CLUSTER_NAME}-antrea", namespace: tkg-system}]
+`), "run.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := artifacts.New(artifacts.Options{Root: t.TempDir(), MaxFileSize: artifacts.DefaultMaxFileSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := []assert.Target{target("bootstrap", "kind", fakeClient(t)), target(assert.Management, "mgmt", mgmt), target(assert.Workload, "wl", wl)}
+	out, err := assert.Run(context.Background(), NewCheck(l), targets, w, assert.Options{Timeout: 100 * time.Millisecond, Interval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Checked) != 2 || len(out.Failures) != 1 || !strings.Contains(out.Failures[0].Error(), `workload cluster "wl": 0/1 PackageInstalls ReconcileSucceeded; tkg-system/wl-antrea missing`) {
+		t.Fatalf("want mgmt passing and wl failing, got %d checked, failures %v", len(out.Checked), out.Failures)
+	}
+	for path, want := range map[string]string{
+		out.MarkdownPath: "### ClusterBootstrap default/wl: – skipped",
+		out.HTMLPath:     `<td class="skip">– skipped</td>`,
+	} {
+		b, err := os.ReadFile(path)
+		if err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s: %v, lacks %q:\n%s", path, err, want, b)
+		}
+	}
+	if err := out.Err(); err == nil || !strings.Contains(err.Error(), "## Packages on the management cluster mgmt: PASSED") {
+		t.Errorf("the outcome's error must carry every cluster's report: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tkg-e2e/harness/framework/assert"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
@@ -77,7 +78,7 @@ func CheckClusterBootstrap(ctx context.Context, in BootstrapInput) (*BootstrapRe
 	case in.ClusterName == "" || in.ClusterNamespace == "":
 		return nil, errors.New("packages.CheckClusterBootstrap: ClusterName and ClusterNamespace are required")
 	case in.Packages == nil:
-		return nil, errors.New("packages.CheckClusterBootstrap: Packages (the report of packages.Check) is required")
+		return nil, errors.New("packages.CheckClusterBootstrap: Packages (the report of the packages check) is required")
 	case in.Timeout <= 0:
 		return nil, errors.New("packages.CheckClusterBootstrap: Timeout must be > 0 (take it from the config intervals)")
 	}
@@ -165,7 +166,7 @@ func mirrorMismatches(pkgs *Report, cluster string, conds []BootstrapCondition) 
 			case strings.EqualFold(c.Type, want):
 				found = &conds[i]
 			case strings.HasPrefix(strings.ToLower(c.Type), strings.ToLower(short)+"-"):
-				others = append(others, fmt.Sprintf("%s=%s %s", c.Type, c.Status, shorten(c.Message, 120)))
+				others = append(others, fmt.Sprintf("%s=%s %s", c.Type, c.Status, assert.Shorten(c.Message, 120)))
 			}
 		}
 		switch {
@@ -178,7 +179,7 @@ func mirrorMismatches(pkgs *Report, cluster string, conds []BootstrapCondition) 
 		}
 	}
 	if mirrored == 0 && len(pkgs.Results) > 0 {
-		out = append(out, fmt.Sprintf("no reconciled PackageInstall named %s-<package> to compare with (was packages.Check run for this cluster?)", cluster))
+		out = append(out, fmt.Sprintf("no reconciled PackageInstall named %s-<package> to compare with (was the packages check run for this cluster?)", cluster))
 	}
 	return out
 }
@@ -200,10 +201,11 @@ func (b *BootstrapResult) Markdown() string {
 		s.WriteString("✓ mirrors the PackageInstalls\n")
 	}
 	if len(b.Conditions) > 0 {
-		s.WriteString("\n| Condition | Status | Reason | Message |\n|---|---|---|---|\n")
+		var rows [][]string
 		for _, c := range b.Conditions {
-			fmt.Fprintf(&s, "| %s | %s | %s | %s |\n", cell(c.Type), cell(c.Status), cell(c.Reason), cell(shorten(c.Message, 200)))
+			rows = append(rows, []string{c.Type, c.Status, c.Reason, assert.Shorten(c.Message, 200)})
 		}
+		s.WriteString("\n" + assert.MarkdownTable([]string{"Condition", "Status", "Reason", "Message"}, rows))
 	}
 	return s.String()
 }

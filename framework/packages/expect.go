@@ -1,29 +1,32 @@
-// Package packages checks that the kapp-controller PackageInstalls a cluster
-// role needs reach ReconcileSucceeded, mirrors them against TKG's
-// ClusterBootstrap when that API exists, and installs a small self-contained
+// Package packages is the PackageInstall check of the assertion engine
+// (framework/assert): the kapp-controller PackageInstalls a cluster role
+// needs must reach ReconcileSucceeded (with the expected package and
+// version), and where TKG's ClusterBootstrap CRD exists, the cluster's
+// ClusterBootstrap must mirror them. It also installs a small self-contained
 // package set for the local profile.
 //
-// The expected PackageInstalls come from config/packages/*.yaml, per role,
-// with ${CLUSTER_NAME} and ${CLUSTER_NAMESPACE} placeholders for the names
-// TKG derives from the cluster ("<cluster>-antrea").
+// The expected PackageInstalls come from config/packages/*.yaml, per role
+// (validated against assert.Roles), with ${CLUSTER_NAME} and
+// ${CLUSTER_NAMESPACE} placeholders for the names TKG derives from the
+// cluster ("<cluster>-antrea"). The engine owns the per-cluster loop, the
+// waiting and the files; this package owns reading a PackageInstall's status
+// (Interpret), judging it, and the report that quotes usefulErrorMessage (or
+// the condition message when kapp-controller left it empty).
 package packages
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tkg-e2e/harness/framework/strictjson"
 	"maps"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/Masterminds/semver/v3"
-)
 
-// KnownRoles are the roles a package list may describe (the placement matrix columns).
-var KnownRoles = []string{"management", "workload", "windows-workload"}
+	"github.com/tkg-e2e/harness/framework/assert"
+)
 
 // Location says which cluster holds a PackageInstall.
 type Location string
@@ -76,62 +79,49 @@ type listShape struct {
 
 // Load reads and validates a package list file.
 func Load(path string) (*List, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("package list: %w", err)
-	}
-	return Parse(data, path)
+	return assert.Load(path, "package list", Parse)
 }
 
 // Parse decodes a package list from YAML, strictly; source names it in errors.
 func Parse(data []byte, source string) (*List, error) {
-	var shape listShape
-	if err := strictjson.DecodeYAML(data, &shape, source); err != nil {
-		return nil, err
-	}
-	l := &List{Name: shape.Name, Description: shape.Description, Roles: map[string][]Expected{}, Source: source}
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if l.Name == "" {
-		add("%s: name is required", source)
-	}
-	if len(shape.Roles) == 0 {
-		add("%s: roles is required (a list of PackageInstalls per role: %s)", source, strings.Join(KnownRoles, ", "))
-	}
-	for _, role := range slices.Sorted(maps.Keys(shape.Roles)) {
-		if !slices.Contains(KnownRoles, role) {
-			add("%s: roles: unknown key %q (known roles: %s)", source, role, strings.Join(KnownRoles, ", "))
-			continue
+	return assert.Parse(data, source, func(shape *listShape, p *assert.Problems) *List {
+		l := &List{Name: shape.Name, Description: shape.Description, Roles: map[string][]Expected{}, Source: source}
+		if l.Name == "" {
+			p.Add(source, "name is required")
 		}
-		seen := map[string]int{}
-		for i, raw := range shape.Roles[role] {
-			at := fmt.Sprintf("%s: roles.%s[%d]", source, role, i)
-			var e Expected
-			if err := strictjson.Decode(raw, &e, at); err != nil {
-				errs = append(errs, err)
+		if len(shape.Roles) == 0 {
+			p.Add(source, "roles is required (a list of PackageInstalls per role: %s)", assert.RoleList(assert.Roles))
+		}
+		for _, role := range slices.Sorted(maps.Keys(shape.Roles)) {
+			if !assert.IsRole(role) {
+				p.Add(source, "roles: unknown key %q (known roles: %s)", role, assert.RoleList(assert.Roles))
 				continue
 			}
-			if e.Name != "" {
-				at += " (" + e.Name + ")"
+			seen := map[string]int{}
+			for i, raw := range shape.Roles[role] {
+				at := fmt.Sprintf("%s: roles.%s[%d]", source, role, i)
+				var e Expected
+				if !p.Decode(raw, &e, at) {
+					continue
+				}
+				if e.Name != "" {
+					at += " (" + e.Name + ")"
+				}
+				validate(p, e, at)
+				key := string(e.location()) + "/" + e.Namespace + "/" + e.Name
+				if j, dup := seen[key]; dup {
+					p.Add(at, "listed twice (also roles.%s[%d])", role, j)
+				}
+				seen[key] = i
+				l.Roles[role] = append(l.Roles[role], e)
 			}
-			errs = append(errs, validate(e, at)...)
-			key := string(e.location()) + "/" + e.Namespace + "/" + e.Name
-			if j, dup := seen[key]; dup {
-				add("%s: listed twice (also roles.%s[%d])", at, role, j)
-			}
-			seen[key] = i
-			l.Roles[role] = append(l.Roles[role], e)
 		}
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return l, nil
+		return l
+	})
 }
 
-func validate(e Expected, at string) []error {
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(at+": "+format, args...)) }
+func validate(p *assert.Problems, e Expected, at string) {
+	add := func(format string, args ...any) { p.Add(at, format, args...) }
 	if e.Name == "" {
 		add("name is required")
 	}
@@ -153,7 +143,6 @@ func validate(e Expected, at string) []error {
 			}
 		}
 	}
-	return errs
 }
 
 func (e Expected) location() Location {

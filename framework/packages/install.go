@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"slices"
 	"time"
 
 	versions "carvel.dev/vendir/pkg/vendir/versions/v1alpha1"
@@ -15,10 +14,13 @@ import (
 	dpv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
+	"github.com/tkg-e2e/harness/framework/assert"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
@@ -41,7 +43,7 @@ func (p InlinePackage) Objects(ns string) (*dpv1alpha1.PackageMetadata, *dpv1alp
 	meta := &dpv1alpha1.PackageMetadata{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: p.RefName},
 		Spec: dpv1alpha1.PackageMetadataSpec{
-			DisplayName:      or(p.DisplayName, p.RefName),
+			DisplayName:      assert.Or(p.DisplayName, p.RefName),
 			ShortDescription: "installed by the tkg-e2e harness to check kapp-controller",
 			ProviderName:     "tkg-e2e harness",
 		},
@@ -73,7 +75,7 @@ type Install struct {
 
 // InstallInput describes a package set to install into one namespace.
 type InstallInput struct {
-	// Client must know the kapp-controller types (NewClient / AddToScheme).
+	// Client must know the kapp-controller types (kube.Connect's does).
 	Client client.Client
 	// Namespace holds everything; it is created when missing.
 	Namespace string
@@ -117,8 +119,8 @@ func InstallPackages(ctx context.Context, in InstallInput) error {
 	}, func(ctx context.Context) (bool, string, error) {
 		// Objects applied in an earlier poll stay applied; resume after them.
 		for applied < len(objs) {
-			if err := createOrUpdate(ctx, in.Client, objs[applied]); err != nil {
-				return false, fmt.Sprintf("applied %d/%d", applied, len(objs)), fmt.Errorf("%s %s: %w", kindOf(in.Client, objs[applied]), objs[applied].GetName(), err)
+			if err := ensure(ctx, in.Client, objs[applied]); err != nil {
+				return false, fmt.Sprintf("applied %d/%d", applied, len(objs)), fmt.Errorf("%s %s: %w", kind(in.Client, objs[applied]), objs[applied].GetName(), err)
 			}
 			applied++
 		}
@@ -165,82 +167,41 @@ func NewPackageInstall(ns, name, serviceAccount, refName, constraint string) *pk
 	}
 }
 
-func createOrUpdate(ctx context.Context, c client.Client, obj client.Object) error {
-	// A failed Update of an earlier poll left the old resourceVersion behind,
-	// which Create would reject.
-	obj.SetResourceVersion("")
-	err := c.Create(ctx, obj)
-	if !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	if _, isNS := obj.(*corev1.Namespace); isNS {
-		return nil
-	}
-	existing, ok := obj.DeepCopyObject().(client.Object)
-	if !ok {
-		return fmt.Errorf("cannot copy %T", obj)
-	}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), existing); err != nil {
-		return err
-	}
-	obj.SetResourceVersion(existing.GetResourceVersion())
-	return c.Update(ctx, obj)
+// ensure creates obj, or updates the existing object to obj's desired state
+// (objects applied in an earlier run or poll stay, and are brought in line).
+func ensure(ctx context.Context, c client.Client, obj client.Object) error {
+	desired := obj.DeepCopyObject()
+	_, err := controllerutil.CreateOrUpdate(ctx, c, obj, func() error { return setDesired(obj, desired) })
+	return err
 }
 
-func kindOf(c client.Client, obj client.Object) string {
-	if gvks, _, err := c.Scheme().ObjectKinds(obj); err == nil && len(gvks) > 0 {
-		return gvks[0].Kind
-	}
-	return fmt.Sprintf("%T", obj)
-}
-
-// UninstallInput describes what UninstallPackages removes.
-type UninstallInput struct {
-	Client    client.Client
-	Namespace string
-	// Timeout bounds the wait for kapp-controller to delete what the
-	// PackageInstalls deployed.
-	Timeout  time.Duration
-	Interval time.Duration
-	Progress io.Writer
-	Prefix   string
-}
-
-// UninstallPackages deletes every PackageInstall in the namespace, waits
-// until kapp-controller has removed them, then deletes the namespace.
-// Deleting the namespace first would also delete the service account
-// kapp-controller needs to undeploy, and leave it stuck Terminating.
-func UninstallPackages(ctx context.Context, in UninstallInput) error {
-	if in.Client == nil || in.Namespace == "" || in.Timeout <= 0 {
-		return errors.New("packages.UninstallPackages: Client, Namespace and Timeout are required")
-	}
-	if err := in.Client.DeleteAllOf(ctx, &pkgv1alpha1.PackageInstall{}, client.InNamespace(in.Namespace)); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting PackageInstalls in %s: %w", in.Namespace, err)
-	}
-	err := wait.For(ctx, wait.Options{
-		What:     "PackageInstalls in namespace " + in.Namespace + " deleted",
-		Timeout:  in.Timeout,
-		Interval: in.Interval,
-		Progress: in.Progress,
-		Prefix:   in.Prefix,
-	}, func(ctx context.Context) (bool, string, error) {
-		var list pkgv1alpha1.PackageInstallList
-		if err := in.Client.List(ctx, &list, client.InNamespace(in.Namespace)); err != nil {
-			return false, "", err
-		}
-		var left []string
-		for _, p := range list.Items {
-			left = append(left, fmt.Sprintf("%s (%s)", p.Name, Interpret(&p).Phase))
-		}
-		slices.Sort(left)
-		return len(left) == 0, fmt.Sprintf("%d left: %v", len(left), left), nil
-	})
-	if err != nil {
-		return err
-	}
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: in.Namespace}}
-	if err := in.Client.Delete(ctx, ns); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting namespace %s: %w", in.Namespace, err)
+// setDesired copies the desired state onto obj, which CreateOrUpdate has
+// just read from the server: only what installObjects sets.
+func setDesired(obj client.Object, desired runtime.Object) error {
+	switch o := obj.(type) {
+	case *corev1.Namespace, *corev1.ServiceAccount:
+		// Nothing beyond the name.
+	case *rbacv1.Role:
+		o.Rules = desired.(*rbacv1.Role).Rules
+	case *rbacv1.RoleBinding:
+		d := desired.(*rbacv1.RoleBinding)
+		o.RoleRef, o.Subjects = d.RoleRef, d.Subjects
+	case *dpv1alpha1.PackageMetadata:
+		o.Spec = desired.(*dpv1alpha1.PackageMetadata).Spec
+	case *dpv1alpha1.Package:
+		o.Spec = desired.(*dpv1alpha1.Package).Spec
+	case *pkgv1alpha1.PackageInstall:
+		o.Spec = desired.(*pkgv1alpha1.PackageInstall).Spec
+	default:
+		return fmt.Errorf("packages: no desired state known for %T", obj)
 	}
 	return nil
+}
+
+// kind names obj in errors.
+func kind(c client.Client, obj client.Object) string {
+	if gvk, err := apiutil.GVKForObject(obj, c.Scheme()); err == nil {
+		return gvk.Kind
+	}
+	return fmt.Sprintf("%T", obj)
 }

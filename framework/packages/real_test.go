@@ -5,19 +5,23 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"os"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
+	pkgv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tkg-e2e/harness/framework/assert"
+	"github.com/tkg-e2e/harness/framework/assert/asserttest"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
@@ -38,28 +42,45 @@ const (
 )
 
 func connect(t *testing.T) client.Client {
-	t.Helper()
-	path := os.Getenv("HARNESS_TEST_KUBECONFIG")
-	if path == "" {
-		t.Skip("HARNESS_TEST_KUBECONFIG is not set: real-cluster tests need a kind cluster with kapp-controller and " +
-			SampleImage + " loaded (scripts/test-assertions-real.sh creates one)")
-	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
-	if err != nil {
-		t.Fatalf("HARNESS_TEST_KUBECONFIG=%s: %v", path, err)
-	}
-	c, err := NewClient(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return asserttest.Connect(t, SampleImage).Client
 }
 
-type testWriter struct{ t *testing.T }
+// check waits for the expected PackageInstalls of the kind cluster, as a
+// workload cluster named cluster.
+func check(t *testing.T, c client.Client, cluster string, expected []Expected, timeout time.Duration, progress io.Writer) (*Report, error) {
+	t.Helper()
+	start := time.Now()
+	r, err := assert.CheckTarget(context.Background(), listOf(assert.Workload, expected...), target(assert.Workload, cluster, c),
+		assert.Options{Timeout: timeout, Interval: time.Second, Progress: progress})
+	t.Logf("check returned after %s:\n%v", time.Since(start).Round(time.Millisecond), err)
+	if r == nil {
+		t.Fatalf("no report: %v", err)
+	}
+	return r.(*Report), err
+}
 
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
+// uninstall deletes the namespace's PackageInstalls, waits until
+// kapp-controller has removed what they deployed, then deletes the
+// namespace: deleting it first would also delete the service account
+// kapp-controller needs to undeploy, and leave it stuck Terminating.
+func uninstall(t *testing.T, c client.Client, ns string) {
+	ctx := context.Background()
+	if err := c.DeleteAllOf(ctx, &pkgv1alpha1.PackageInstall{}, client.InNamespace(ns)); err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("deleting PackageInstalls in %s: %v", ns, err)
+		return
+	}
+	err := wait.For(ctx, wait.Options{What: "PackageInstalls in namespace " + ns + " deleted", Timeout: cleanup, Progress: asserttest.Log{T: t}},
+		func(ctx context.Context) (bool, string, error) {
+			var list pkgv1alpha1.PackageInstallList
+			err := c.List(ctx, &list, client.InNamespace(ns))
+			return err == nil && len(list.Items) == 0, fmt.Sprintf("%d left", len(list.Items)), err
+		})
+	if err == nil {
+		err = client.IgnoreNotFound(c.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	}
+	if err != nil {
+		t.Errorf("cleanup of %s: %v", ns, err)
+	}
 }
 
 // install puts packages and installs into a fresh namespace and removes them
@@ -71,14 +92,12 @@ func install(t *testing.T, c client.Client, prefix string, pkgs []InlinePackage,
 	ns := prefix + "-" + hex.EncodeToString(b)
 	t.Cleanup(func() {
 		start := time.Now()
-		if err := UninstallPackages(context.Background(), UninstallInput{Client: c, Namespace: ns, Timeout: cleanup, Progress: testWriter{t}}); err != nil {
-			t.Errorf("cleanup: %v", err)
-		}
+		uninstall(t, c, ns)
 		t.Logf("uninstalled %s in %s", ns, time.Since(start).Round(time.Millisecond))
 	})
 	start := time.Now()
 	err := InstallPackages(context.Background(), InstallInput{Client: c, Namespace: ns, ServiceAccount: "installer",
-		Packages: pkgs, Installs: installs, Timeout: apply, Progress: testWriter{t}, Prefix: "[install]"})
+		Packages: pkgs, Installs: installs, Timeout: apply, Progress: asserttest.Log{T: t}, Prefix: "[install]"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,13 +116,11 @@ func expectations(ns string, installs []Install) []Expected {
 func TestRealSamplePackagesReconcile(t *testing.T) {
 	c := connect(t)
 	ns := install(t, c, "pkg-ok", SamplePackages(SampleImage), SampleInstalls())
-	start := time.Now()
-	r, err := Check(context.Background(), CheckInput{Client: c, Cluster: "kind", Role: "workload", Expected: expectations(ns, SampleInstalls()),
-		Timeout: reconcile, Interval: time.Second, Progress: testWriter{t}, Prefix: "[packages]"})
+	r, err := check(t, c, "kind", expectations(ns, SampleInstalls()), reconcile, asserttest.Log{T: t})
 	if err != nil {
 		t.Fatalf("the sample package set must reconcile:\n%v", err)
 	}
-	t.Logf("all ReconcileSucceeded %s after apply: %s", time.Since(start).Round(time.Millisecond), r.Summary())
+	t.Logf("all ReconcileSucceeded: %s", r.Summary())
 
 	// What the packages deployed is really there.
 	var cm corev1.ConfigMap
@@ -124,24 +141,17 @@ func TestRealBadYttReportsUsefulErrorMessage(t *testing.T) {
 	}}
 	installs := []Install{{Name: "harness-bad-ytt", RefName: bad.RefName, Version: ">=1.0.0"}}
 	ns := install(t, c, "pkg-badytt", []InlinePackage{bad}, installs)
-	start := time.Now()
-	r, err := Check(context.Background(), CheckInput{Client: c, Cluster: "kind", Role: "workload", Expected: expectations(ns, installs),
-		Timeout: failWindow, Interval: time.Second})
-	t.Logf("check returned after %s:\n%v", time.Since(start).Round(time.Millisecond), err)
-	var failed *FailedError
+	r, err := check(t, c, "kind", expectations(ns, installs), failWindow, nil)
+	var failed *assert.FailedError
 	if !errors.As(err, &failed) {
 		t.Fatalf("want a package failure, got %v", err)
 	}
 	res := r.Results[0]
-	if res.Verdict != VerdictFailed || res.State.UsefulErrorMessage == "" {
+	if res.Verdict != assert.Failed || res.State.UsefulErrorMessage == "" {
 		t.Fatalf("want ReconcileFailed with usefulErrorMessage, got %q %+v", res.Verdict, res.State)
 	}
-	for _, want := range []string{"### ✗ " + ns + "/harness-bad-ytt: failed", "status.usefulErrorMessage:", "does_not_exist",
-		"package `bad-ytt.samples.harness.tkg-e2e.dev`"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("failure message lacks %q", want)
-		}
-	}
+	asserttest.Says(t, "failure message", err.Error(), "### ✗ "+ns+"/harness-bad-ytt: failed", "status.usefulErrorMessage:", "does_not_exist",
+		"package `bad-ytt.samples.harness.tkg-e2e.dev`")
 }
 
 // A PackageInstall of a package that does not exist, one of a version that
@@ -155,16 +165,13 @@ func TestRealMissingPackageAndMissingPackageInstall(t *testing.T) {
 	}
 	ns := install(t, c, "pkg-missing", SamplePackages(SampleImage)[:1], installs)
 	expected := append(expectations(ns, installs), Expected{Name: "harness-never-created", Namespace: ns, Location: OnSelf})
-	start := time.Now()
-	r, err := Check(context.Background(), CheckInput{Client: c, Cluster: "kind", Role: "workload", Expected: expected,
-		Timeout: failWindow, Interval: time.Second})
-	t.Logf("check returned after %s:\n%v", time.Since(start).Round(time.Millisecond), err)
+	r, err := check(t, c, "kind", expected, failWindow, nil)
 	if err == nil {
 		t.Fatal("want a failure")
 	}
 	noPkg, noVersion, never := r.Results[0], r.Results[1], r.Results[2]
 	for _, res := range []Result{noPkg, noVersion} {
-		if res.Verdict != VerdictFailed || res.State.Message == "" {
+		if res.Verdict != assert.Failed || res.State.Message == "" {
 			t.Errorf("%s: %q %+v", res.Expected.Name, res.Verdict, res.State)
 		}
 		if !strings.Contains(err.Error(), res.State.Message) {
@@ -174,7 +181,7 @@ func TestRealMissingPackageAndMissingPackageInstall(t *testing.T) {
 	if noVersion.State.UsefulErrorMessage != "" || !strings.Contains(err.Error(), "status.usefulErrorMessage is empty; the cause is the condition message") {
 		t.Errorf("missing version: usefulErrorMessage %q; the report must give the condition message", noVersion.State.UsefulErrorMessage)
 	}
-	if never.Verdict != VerdictMissing || !strings.Contains(err.Error(), ns+"/harness-never-created missing") {
+	if never.Verdict != assert.Missing || !strings.Contains(err.Error(), ns+"/harness-never-created missing") {
 		t.Errorf("missing PackageInstall: %q", never.Verdict)
 	}
 }
@@ -221,7 +228,7 @@ func TestRealClusterBootstrapMirror(t *testing.T) {
 	// The sample PackageInstalls are named harness-sample-<short>, as TKG names
 	// <cluster>-<short>, so the cluster is "harness-sample".
 	ns := install(t, c, "pkg-cb", SamplePackages(SampleImage), SampleInstalls())
-	r, err := Check(ctx, CheckInput{Client: c, Cluster: "harness-sample", Role: "workload", Expected: expectations(ns, SampleInstalls()), Timeout: reconcile, Interval: time.Second})
+	r, err := check(t, c, "harness-sample", expectations(ns, SampleInstalls()), reconcile, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

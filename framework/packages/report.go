@@ -3,51 +3,28 @@ package packages
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	pkgv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/tkg-e2e/harness/framework/assert"
 )
-
-// Verdict is the outcome for one expected PackageInstall.
-type Verdict string
-
-const (
-	VerdictOK Verdict = "ok"
-	// VerdictAbsent: an optional PackageInstall that does not exist.
-	VerdictAbsent Verdict = "absent (optional)"
-	// VerdictSkipped: not checked, with the reason in Result.Problem (never a pass).
-	VerdictSkipped Verdict = "skipped"
-	VerdictMissing Verdict = "missing"
-	// VerdictFailed: ReconcileFailed (or DeleteFailed) at the deadline.
-	VerdictFailed Verdict = "failed"
-	// VerdictNotReconciled: still Reconciling or Pending at the deadline.
-	VerdictNotReconciled Verdict = "not reconciled"
-	// VerdictMismatch: reconciled, but not the package or version expected.
-	VerdictMismatch Verdict = "mismatch"
-	// VerdictError: the PackageInstall could not be read.
-	VerdictError Verdict = "error"
-)
-
-// Failing reports whether the verdict fails the check.
-func (v Verdict) Failing() bool {
-	switch v {
-	case VerdictOK, VerdictAbsent, VerdictSkipped:
-		return false
-	}
-	return true
-}
 
 // Result is the verdict for one expected PackageInstall.
 type Result struct {
 	Expected Expected
-	Verdict  Verdict
-	State    State
+	// Verdict is one of assert.OK, Absent (an optional PackageInstall that
+	// does not exist), SkippedVerdict (reason in Problem), Missing, Failed,
+	// NotReconciled, Mismatch or Error.
+	Verdict assert.Verdict
+	State   State
 	// Problem says in one line why the verdict is not ok.
 	Problem string
 }
 
-// Report is the outcome of one package check.
+// Report is one cluster's package check: the packages check's assert.Report.
 type Report struct {
 	Cluster string
 	Role    string
@@ -66,14 +43,34 @@ func (r *Report) Failed() bool {
 	return r.ClusterBootstrap != nil && r.ClusterBootstrap.Failed()
 }
 
+// Rows are the PackageInstalls in the engine's shape, then the
+// ClusterBootstrap mirror when it was checked or skipped.
+func (r *Report) Rows() []assert.Row {
+	var rows []assert.Row
+	for _, res := range r.Results {
+		rows = append(rows, assert.Row{Name: res.Expected.Namespace + "/" + res.Expected.Name, Verdict: res.Verdict, Detail: res.Problem})
+	}
+	if cb := r.ClusterBootstrap; cb != nil {
+		row := assert.Row{Name: "ClusterBootstrap " + cb.Namespace + "/" + cb.Name, Verdict: assert.OK, Detail: "mirrors the PackageInstalls"}
+		switch {
+		case cb.Skipped:
+			row.Verdict, row.Detail = assert.SkippedVerdict, cb.SkipReason
+		case len(cb.Mismatches) > 0:
+			row.Verdict, row.Detail = assert.Mismatch, strings.Join(cb.Mismatches, "; ")
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
 // Summary is one line: how many reconciled and which did not, with the cause.
 func (r *Report) Summary() string {
 	ok := 0
 	var bad []string
 	for _, res := range r.Results {
 		if res.Verdict.Failing() {
-			bad = append(bad, fmt.Sprintf("%s/%s %s (%s)", res.Expected.Namespace, res.Expected.Name, res.Verdict, shorten(res.Problem, 160)))
-		} else if res.Verdict == VerdictOK {
+			bad = append(bad, fmt.Sprintf("%s/%s %s (%s)", res.Expected.Namespace, res.Expected.Name, res.Verdict, assert.Shorten(res.Problem, 160)))
+		} else if res.Verdict == assert.OK {
 			ok++
 		}
 	}
@@ -84,6 +81,12 @@ func (r *Report) Summary() string {
 	return s
 }
 
+// Failure is the whole report in Markdown under a headline.
+func (r *Report) Failure(waited time.Duration) string {
+	return fmt.Sprintf("packages on the %s cluster %s did not reconcile within %s: %s\n\n%s",
+		r.Role, r.Cluster, waited.Round(time.Second), r.Summary(), r.Markdown())
+}
+
 // judge turns what was read into a verdict. It is pure so that every state
 // kapp-controller can report is unit-tested.
 func judge(e Expected, p *pkgv1alpha1.PackageInstall, getErr error) Result {
@@ -92,17 +95,17 @@ func judge(e Expected, p *pkgv1alpha1.PackageInstall, getErr error) Result {
 	case apierrors.IsNotFound(getErr):
 		res.State = State{Phase: PhaseMissing}
 		if e.Optional {
-			res.Verdict, res.Problem = VerdictAbsent, "not installed (optional)"
+			res.Verdict, res.Problem = assert.Absent, "not installed (optional)"
 		} else {
-			res.Verdict, res.Problem = VerdictMissing, fmt.Sprintf("PackageInstall %s/%s does not exist on the %s cluster", e.Namespace, e.Name, e.location())
+			res.Verdict, res.Problem = assert.Missing, fmt.Sprintf("PackageInstall %s/%s does not exist on the %s cluster", e.Namespace, e.Name, e.location())
 		}
 		return res
 	case meta.IsNoMatchError(getErr):
-		res.Verdict = VerdictError
+		res.Verdict = assert.Error
 		res.Problem = "the PackageInstall API (packaging.carvel.dev/v1alpha1) is not served: is kapp-controller installed?"
 		return res
 	case getErr != nil:
-		res.Verdict, res.Problem = VerdictError, getErr.Error()
+		res.Verdict, res.Problem = assert.Error, getErr.Error()
 		return res
 	}
 	st := Interpret(p)
@@ -110,24 +113,16 @@ func judge(e Expected, p *pkgv1alpha1.PackageInstall, getErr error) Result {
 	switch st.Phase {
 	case PhaseSucceeded:
 		if e.PackageRef != "" && st.PackageRef != e.PackageRef {
-			res.Verdict, res.Problem = VerdictMismatch, fmt.Sprintf("installs package %q, want %q", st.PackageRef, e.PackageRef)
+			res.Verdict, res.Problem = assert.Mismatch, fmt.Sprintf("installs package %q, want %q", st.PackageRef, e.PackageRef)
 		} else if msg := versionProblem(st.Version, e.Version); msg != "" {
-			res.Verdict, res.Problem = VerdictMismatch, msg
+			res.Verdict, res.Problem = assert.Mismatch, msg
 		} else {
-			res.Verdict = VerdictOK
+			res.Verdict = assert.OK
 		}
 	case PhaseFailed, PhaseDeleteFailed:
-		res.Verdict, res.Problem = VerdictFailed, st.Message
+		res.Verdict, res.Problem = assert.Failed, st.Message
 	default:
-		res.Verdict, res.Problem = VerdictNotReconciled, fmt.Sprintf("%s: %s", st.Phase, st.Message)
+		res.Verdict, res.Problem = assert.NotReconciled, fmt.Sprintf("%s: %s", st.Phase, st.Message)
 	}
 	return res
-}
-
-func shorten(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -91,7 +91,7 @@ func SampleInstalls() []Install {
 
 // SampleInput describes where to install the sample set.
 type SampleInput struct {
-	// Client must know the kapp-controller types (NewClient / AddToScheme).
+	// Client must know the kapp-controller types (kube.Connect's does).
 	Client client.Client
 	// Namespace defaults to SampleNamespace, Image to SampleImage.
 	Namespace, Image string

@@ -9,17 +9,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Phase is where a PackageInstall stands, read from its status.
+// Phase is where a PackageInstall stands, read from its status. Most phases
+// are kapp-controller's condition types, named as it names them, so a report
+// and `kubectl get pkgi` say the same word; Pending and Missing are the
+// harness's words for a status with no (current) condition and for no object.
 type Phase string
 
 const (
-	PhaseSucceeded   Phase = "ReconcileSucceeded"
-	PhaseFailed      Phase = "ReconcileFailed"
-	PhaseReconciling Phase = "Reconciling"
+	PhaseSucceeded    = Phase(kcv1alpha1.ReconcileSucceeded)
+	PhaseFailed       = Phase(kcv1alpha1.ReconcileFailed)
+	PhaseReconciling  = Phase(kcv1alpha1.Reconciling)
+	PhaseDeleting     = Phase(kcv1alpha1.Deleting)
+	PhaseDeleteFailed = Phase(kcv1alpha1.DeleteFailed)
 	// PhasePending: no condition yet, or the status describes an older generation.
-	PhasePending      Phase = "Pending"
-	PhaseDeleting     Phase = "Deleting"
-	PhaseDeleteFailed Phase = "DeleteFailed"
+	PhasePending Phase = "Pending"
 	// PhaseMissing: no such PackageInstall.
 	PhaseMissing Phase = "Missing"
 )

@@ -13,6 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tkg-e2e/harness/framework/assert"
+	"github.com/tkg-e2e/harness/framework/assert/asserttest"
 )
 
 // Status shapes as kapp-controller v0.51.0 writes them.
@@ -85,18 +88,18 @@ func TestJudge(t *testing.T) {
 		e       Expected
 		p       *pkgv1alpha1.PackageInstall
 		err     error
-		verdict Verdict
+		verdict assert.Verdict
 		problem string
 	}{
-		{"ok (build metadata ignored by the constraint)", e, ok, nil, VerdictOK, ""},
-		{"missing", e, nil, apierrors.NewNotFound(gr, "wl-antrea"), VerdictMissing, "PackageInstall tkg-system/wl-antrea does not exist on the self cluster"},
-		{"optional absent", Expected{Name: "p", Namespace: "n", Optional: true}, nil, apierrors.NewNotFound(gr, "p"), VerdictAbsent, "optional"},
-		{"no kapp-controller", e, nil, &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "packaging.carvel.dev", Kind: "PackageInstall"}}, VerdictError, "is kapp-controller installed?"},
-		{"read error", e, nil, errors.New("connection refused"), VerdictError, "connection refused"},
-		{"failed", e, pkgi("wl-antrea", 1, 1, "", yttUseful, cond(kcv1alpha1.ReconcileFailed, yttError)), nil, VerdictFailed, "does_not_exist"},
-		{"reconciling", e, pkgi("wl-antrea", 1, 1, "", "", cond(kcv1alpha1.Reconciling, "")), nil, VerdictNotReconciled, "Reconciling"},
-		{"wrong package", Expected{Name: "wl-antrea", Namespace: "tkg-system", PackageRef: "calico.tanzu.vmware.com"}, ok, nil, VerdictMismatch, `want "calico.tanzu.vmware.com"`},
-		{"old version", Expected{Name: "wl-antrea", Namespace: "tkg-system", Version: ">=1.8.0"}, ok, nil, VerdictMismatch, `does not satisfy ">=1.8.0"`},
+		{"ok (build metadata ignored by the constraint)", e, ok, nil, assert.OK, ""},
+		{"missing", e, nil, apierrors.NewNotFound(gr, "wl-antrea"), assert.Missing, "PackageInstall tkg-system/wl-antrea does not exist on the self cluster"},
+		{"optional absent", Expected{Name: "p", Namespace: "n", Optional: true}, nil, apierrors.NewNotFound(gr, "p"), assert.Absent, "optional"},
+		{"no kapp-controller", e, nil, &meta.NoKindMatchError{GroupKind: schema.GroupKind{Group: "packaging.carvel.dev", Kind: "PackageInstall"}}, assert.Error, "is kapp-controller installed?"},
+		{"read error", e, nil, errors.New("connection refused"), assert.Error, "connection refused"},
+		{"failed", e, pkgi("wl-antrea", 1, 1, "", yttUseful, cond(kcv1alpha1.ReconcileFailed, yttError)), nil, assert.Failed, "does_not_exist"},
+		{"reconciling", e, pkgi("wl-antrea", 1, 1, "", "", cond(kcv1alpha1.Reconciling, "")), nil, assert.NotReconciled, "Reconciling"},
+		{"wrong package", Expected{Name: "wl-antrea", Namespace: "tkg-system", PackageRef: "calico.tanzu.vmware.com"}, ok, nil, assert.Mismatch, `want "calico.tanzu.vmware.com"`},
+		{"old version", Expected{Name: "wl-antrea", Namespace: "tkg-system", Version: ">=1.8.0"}, ok, nil, assert.Mismatch, `does not satisfy ">=1.8.0"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -114,27 +117,23 @@ func TestMarkdownShowsUsefulErrorOrConditionMessage(t *testing.T) {
 		judge(Expected{Name: "bad-ytt", Namespace: "ns"}, pkgi("bad-ytt", 1, 1, "", yttUseful, cond(kcv1alpha1.ReconcileFailed, yttError)), nil),
 		judge(Expected{Name: "no-version", Namespace: "ns"}, pkgi("no-version", 1, 1, "", "", cond(kcv1alpha1.ReconcileFailed, noVersion)), nil),
 		judge(Expected{Name: "gone", Namespace: "ns"}, nil, apierrors.NewNotFound(schema.GroupResource{}, "gone")),
-		{Expected: Expected{Name: "kc", Namespace: "default", Location: OnManagement}, Verdict: VerdictSkipped, Problem: "no ManagementClient"},
+		{Expected: Expected{Name: "kc", Namespace: "default", Location: OnManagement}, Verdict: assert.SkippedVerdict, Problem: "no ManagementClient"},
 	}}
 	md := r.Markdown()
 	t.Log("\n" + md)
-	for _, want := range []string{
+	asserttest.Says(t, "markdown", md,
 		"## Packages on the workload cluster kind: FAILED",
 		"1/5 PackageInstalls ReconcileSucceeded",
 		"| good | ns | self | antrea.tanzu.vmware.com | 1.0.0 | ReconcileSucceeded | ✓ ok |",
 		"### ✗ ns/bad-ytt: failed",
-		"- condition ReconcileFailed=True: " + yttError,
+		"- condition ReconcileFailed=True: "+yttError,
 		"- status.usefulErrorMessage:",
 		"  - struct has no .does_not_exist field or method",
 		"### ✗ ns/no-version: failed",
 		"status.usefulErrorMessage is empty; the cause is the condition message:",
-		"  " + noVersion,
+		"  "+noVersion,
 		"### ✗ ns/gone: missing",
 		"### – default/kc: skipped",
 		"version selection `1.7.2+vmware.1-tkg.1-advanced-rc.2`",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("markdown lacks %q", want)
-		}
-	}
+	)
 }

@@ -4,108 +4,90 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tkg-e2e/harness/framework/redact"
+	"github.com/tkg-e2e/harness/framework/assert"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
-// CheckInput describes one placement check of a live cluster.
-type CheckInput struct {
-	// Client lists pods and nodes of the cluster under test. Required.
-	Client client.Client
-	// Clientset fetches the last log lines of failing pods; nil skips logs
-	// (the report then says the logs were not fetched).
-	Clientset kubernetes.Interface
-	Matrix    *Matrix
-	Role      Role
-	// Cluster names the cluster in the report.
-	Cluster string
-	// Timeout bounds how long the cluster may take to settle into the matrix
-	// (pods still starting after a create or a move). From the config intervals.
-	Timeout time.Duration
-	// Interval between evaluations; zero lets wait.For choose.
-	Interval time.Duration
+// Check is the placement matrix as an assert.Check: every target whose role
+// the matrix has a column for is evaluated against that column until it
+// matches or the timeout passes. The failure message of a cluster carries
+// the whole rendered matrix and every deviation, with the last log lines of
+// the failing pods.
+type Check struct {
+	Matrix *Matrix
 	// LogLines is how many log lines to keep per failing container (default 20).
 	LogLines int64
 	// MaxLogPods bounds how many failing pods of one row get their logs fetched (default 3).
 	MaxLogPods int
-	// Redactor masks secrets in the fetched log lines before they enter the
-	// report (and so the error message and artifacts). Nil still masks
-	// secret shapes (keys, tokens) with redact.New().
-	Redactor *redact.Redactor
-	Progress io.Writer
-	Prefix   string
 }
 
-// FailedError is returned when the cluster still deviates from the matrix at
-// the deadline. Its message carries the whole rendered matrix and every
-// deviation, so one failure message shows all of it.
-type FailedError struct {
-	Report   *Report
-	Markdown string
-	Waited   time.Duration
-}
+// NewCheck returns the check of a loaded matrix with the default log limits.
+func NewCheck(m *Matrix) *Check { return &Check{Matrix: m} }
 
-func (e *FailedError) Error() string {
-	return fmt.Sprintf("placement check of the %s failed after %s: %s\n\n%s",
-		e.Report.title(), e.Waited.Round(time.Second), e.Report.Summary(), e.Markdown)
-}
+// Name is "placement": the files are placement.md and placement.html.
+func (c *Check) Name() string { return "placement" }
 
-// Check evaluates the cluster against the matrix until it matches or the
-// timeout passes. It returns the last report in both cases; on failure the
-// error is a *FailedError (or the reason the cluster could not be read).
-func Check(ctx context.Context, in CheckInput) (*Report, error) {
-	switch {
-	case in.Client == nil:
-		return nil, errors.New("placement.Check: Client is required")
-	case in.Matrix == nil:
-		return nil, errors.New("placement.Check: Matrix is required (placement.Load a config/placement/*.yaml file)")
-	case in.Timeout <= 0:
-		return nil, errors.New("placement.Check: Timeout must be > 0 (take it from the config intervals, e.g. placement/settle)")
-	case !in.Matrix.HasRole(in.Role):
-		return nil, fmt.Errorf("placement.Check: matrix %s (%s) has no column for role %q (it declares %s)",
-			in.Matrix.Name, in.Matrix.Source, in.Role, roleList(in.Matrix.Roles))
+// Plan covers the targets whose role the matrix has a column for.
+func (c *Check) Plan(t assert.Target, opts assert.Options) (assert.Probe, error) {
+	if c.Matrix == nil {
+		return nil, errors.New("no matrix (placement.Load a config/placement/*.yaml file)")
 	}
-	var last *Report
-	start := time.Now()
-	err := wait.For(ctx, wait.Options{
-		What:     fmt.Sprintf("pods of the %s cluster %s to match placement matrix %s", in.Role, in.Cluster, in.Matrix.Name),
-		Timeout:  in.Timeout,
-		Interval: in.Interval,
-		Progress: in.Progress,
-		Prefix:   in.Prefix,
-	}, func(ctx context.Context) (bool, string, error) {
-		snap, err := Snap(ctx, in.Client)
-		if err != nil {
-			return false, "", err
+	if !c.Matrix.HasRole(t.Role) {
+		return nil, nil
+	}
+	return &probe{check: c, target: t, opts: opts}, nil
+}
+
+// Render is the matrix with a column per checked cluster, in Markdown and as
+// a self-contained HTML page.
+func (c *Check) Render(reports []assert.Report) (string, string, error) {
+	var reps []*Report
+	for _, r := range reports {
+		rep, ok := r.(*Report)
+		if !ok {
+			return "", "", fmt.Errorf("placement: cannot render a %T", r)
 		}
-		r, err := Evaluate(in.Matrix, in.Role, in.Cluster, snap)
-		if err != nil {
-			return false, "", wait.Permanent(err)
-		}
-		last = r
-		return !r.Failed(), r.Summary(), nil
-	})
-	if err == nil {
-		return last, nil
+		reps = append(reps, rep)
 	}
-	if last == nil {
-		return nil, fmt.Errorf("placement check of the %s cluster %s: could not read its pods and nodes: %w", in.Role, in.Cluster, err)
+	html, err := HTML(c.Matrix, reps...)
+	return Markdown(c.Matrix, reps...), html, err
+}
+
+type probe struct {
+	check  *Check
+	target assert.Target
+	opts   assert.Options
+}
+
+func (p *probe) What() string {
+	return fmt.Sprintf("pods of the %s cluster %s to match placement matrix %s", p.target.Role, p.target.Name, p.check.Matrix.Name)
+}
+
+func (p *probe) Observe(ctx context.Context) (assert.Report, error) {
+	snap, err := Snap(ctx, p.target.Cluster.Client)
+	if err != nil {
+		return nil, err
 	}
-	var timeout *wait.TimeoutError
-	if !errors.As(err, &timeout) {
-		return last, err
+	r, err := Evaluate(p.check.Matrix, p.target.Role, p.target.Name, snap)
+	if err != nil {
+		return nil, wait.Permanent(err)
 	}
-	// Logs are fetched once, for the final report only: fetching them on every
-	// poll would cost API calls for pods that recover a moment later.
-	addLogs(context.WithoutCancel(ctx), in, last)
-	return last, &FailedError{Report: last, Markdown: Markdown(in.Matrix, last), Waited: time.Since(start)}
+	return r, nil
+}
+
+// Finish fetches logs once, for a final report that fails only: fetching
+// them on every poll would cost API calls for pods that recover a moment
+// later. The context may be what ended the wait; the report still deserves
+// its logs.
+func (p *probe) Finish(ctx context.Context, last assert.Report, settled bool) error {
+	if !settled {
+		addLogs(context.WithoutCancel(ctx), p, last.(*Report))
+	}
+	return nil
 }
 
 // Snap lists every pod and node of a cluster.

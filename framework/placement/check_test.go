@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,12 +15,19 @@ import (
 	clientgofake "k8s.io/client-go/kubernetes/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/assert"
+	"github.com/tkg-e2e/harness/framework/assert/asserttest"
+	"github.com/tkg-e2e/harness/framework/kube"
 )
 
-// These tests cover the glue between the API and Evaluate with fakes; the
+// These tests cover the glue between the engine and Evaluate with fakes; the
 // real-cluster tests (real_test.go) prove it against a kind cluster.
 
-func fakeClients(snap Snapshot) (client.Client, *clientgofake.Clientset) {
+// fakeTarget is a cluster running snap; withLogs gives it a clientset (whose
+// fake log of every container is "fake logs").
+func fakeTarget(role, name string, snap Snapshot, withLogs bool) assert.Target {
 	var objs []client.Object
 	var rt []runtime.Object
 	for i := range snap.Pods {
@@ -28,41 +37,43 @@ func fakeClients(snap Snapshot) (client.Client, *clientgofake.Clientset) {
 	for i := range snap.Nodes {
 		objs = append(objs, &snap.Nodes[i])
 	}
-	return fake.NewClientBuilder().WithObjects(objs...).Build(), clientgofake.NewClientset(rt...)
+	k := &kube.Cluster{Client: fake.NewClientBuilder().WithObjects(objs...).Build()}
+	if withLogs {
+		k.Clientset = clientgofake.NewClientset(rt...)
+	}
+	return assert.Target{Role: role, Name: name, Cluster: k}
 }
 
 func TestCheckPassesHealthyCluster(t *testing.T) {
 	m := mustParse(t, evalMatrix)
-	c, _ := fakeClients(healthyWorkload())
-	r, err := Check(context.Background(), CheckInput{Client: c, Matrix: m, Role: RoleWorkload, Cluster: "wl",
-		Timeout: time.Second, Interval: 10 * time.Millisecond})
+	r, err := assert.CheckTarget(context.Background(), NewCheck(m), fakeTarget(assert.Workload, "wl", healthyWorkload(), false),
+		assert.Options{Timeout: time.Second, Interval: 10 * time.Millisecond})
 	if err != nil || r == nil || r.Failed() {
 		t.Fatalf("err=%v report=%v", err, r)
 	}
 }
 
-func TestCheckFailureCarriesMarkdownAndLogs(t *testing.T) {
-	m := mustParse(t, evalMatrix)
+func crashingKappController() Snapshot {
 	snap := healthyWorkload()
 	snap.Pods[3] = deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "md-0", crashLooping(3))
-	c, cs := fakeClients(snap)
+	return snap
+}
+
+func TestCheckFailureCarriesMarkdownAndLogs(t *testing.T) {
+	m := mustParse(t, evalMatrix)
 	var progress bytes.Buffer
-	r, err := Check(context.Background(), CheckInput{Client: c, Clientset: cs, Matrix: m, Role: RoleWorkload, Cluster: "wl",
-		Timeout: 200 * time.Millisecond, Interval: 20 * time.Millisecond, Progress: &progress, Prefix: "[placement]"})
-	var failed *FailedError
+	r, err := assert.CheckTarget(context.Background(), NewCheck(m), fakeTarget(assert.Workload, "wl", crashingKappController(), true),
+		assert.Options{Timeout: 200 * time.Millisecond, Interval: 20 * time.Millisecond, Progress: &progress})
+	var failed *assert.FailedError
 	if !errors.As(err, &failed) {
-		t.Fatalf("want *FailedError, got %v", err)
+		t.Fatalf("want *assert.FailedError, got %v", err)
 	}
 	if failed.Report != r || !r.Failed() {
 		t.Fatalf("the error must carry the returned report")
 	}
 	msg := err.Error()
-	for _, want := range []string{`placement check of the workload cluster "wl" failed`, "| kapp-controller |", "✗ not ready",
-		"last log lines of container manager (previous run)", "fake logs"} {
-		if !strings.Contains(msg, want) {
-			t.Errorf("error message lacks %q:\n%s", want, msg)
-		}
-	}
+	asserttest.Says(t, "error message", msg, `placement check of the workload cluster "wl" failed`, "| kapp-controller |", "✗ not ready",
+		"last log lines of container manager (previous run)", "fake logs")
 	if !strings.Contains(progress.String(), "[placement]") {
 		t.Errorf("no progress written: %q", progress.String())
 	}
@@ -70,10 +81,8 @@ func TestCheckFailureCarriesMarkdownAndLogs(t *testing.T) {
 
 func TestCheckWithoutClientsetSaysLogsWereNotFetched(t *testing.T) {
 	m := mustParse(t, evalMatrix)
-	snap := healthyWorkload()
-	snap.Pods[3] = deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "md-0", crashLooping(3))
-	c, _ := fakeClients(snap)
-	_, err := Check(context.Background(), CheckInput{Client: c, Matrix: m, Role: RoleWorkload, Timeout: 50 * time.Millisecond, Interval: 10 * time.Millisecond})
+	_, err := assert.CheckTarget(context.Background(), NewCheck(m), fakeTarget(assert.Workload, "", crashingKappController(), false),
+		assert.Options{Timeout: 50 * time.Millisecond, Interval: 10 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), "not fetched (no clientset given)") {
 		t.Fatalf("err = %v", err)
 	}
@@ -81,15 +90,62 @@ func TestCheckWithoutClientsetSaysLogsWereNotFetched(t *testing.T) {
 
 func TestCheckRejectsBadInput(t *testing.T) {
 	m := mustParse(t, evalMatrix)
-	c, _ := fakeClients(Snapshot{Nodes: []corev1.Node{node("n", true)}})
-	for name, in := range map[string]CheckInput{
-		"no client":      {Matrix: m, Role: RoleWorkload, Timeout: time.Second},
-		"no matrix":      {Client: c, Role: RoleWorkload, Timeout: time.Second},
-		"unknown role":   {Client: c, Matrix: m, Role: "edge", Timeout: time.Second},
-		"no timeout set": {Client: c, Matrix: m, Role: RoleWorkload},
+	ok := fakeTarget(assert.Workload, "wl", Snapshot{Nodes: []corev1.Node{node("n", true)}}, false)
+	edge := ok
+	edge.Role = "edge"
+	opts := assert.Options{Timeout: time.Second}
+	for name, tc := range map[string]struct {
+		check  *Check
+		target assert.Target
+		opts   assert.Options
+	}{
+		"no client":      {NewCheck(m), assert.Target{Role: assert.Workload}, opts},
+		"no matrix":      {NewCheck(nil), ok, opts},
+		"unknown role":   {NewCheck(m), edge, opts},
+		"no timeout set": {NewCheck(m), ok, assert.Options{}},
 	} {
-		if _, err := Check(context.Background(), in); err == nil {
+		if _, err := assert.CheckTarget(context.Background(), tc.check, tc.target, tc.opts); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// Run is what the suite calls: every cluster of a matrix role is checked,
+// the others are left out, and placement.md and placement.html are written
+// through the artifacts Writer (redacted like every artifact).
+func TestRunChecksEveryCoveredClusterAndWritesTheMatrix(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	w, err := artifacts.New(artifacts.Options{Root: t.TempDir(), MaxFileSize: artifacts.DefaultMaxFileSize, Secrets: []string{"s3cr3t-token"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := crashingKappController()
+	bad.Pods[3].Status.ContainerStatuses[0].State.Waiting.Message = "password s3cr3t-token rejected"
+	targets := []assert.Target{
+		fakeTarget("bootstrap", "kind", Snapshot{}, false),
+		fakeTarget(assert.Workload, "wl-a", healthyWorkload(), false),
+		fakeTarget(assert.Workload, "wl-b", bad, true),
+	}
+	out, err := assert.Run(context.Background(), NewCheck(m), targets, w, assert.Options{Timeout: 100 * time.Millisecond, Interval: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Checked) != 2 || len(out.Failures) != 1 || !strings.Contains(out.Failures[0].Error(), `workload cluster "wl-b": 1/7 components deviate: kapp-controller not ready`) {
+		t.Fatalf("want wl-a and wl-b checked and wl-b failing, got %d checked, failures %v", len(out.Checked), out.Failures)
+	}
+	if err := out.Err(); err == nil || !strings.Contains(err.Error(), "| management | workload (wl-a) | workload (wl-b) |") {
+		t.Errorf("the outcome's error must carry the whole matrix: %v", err)
+	}
+	for path, want := range map[string]string{out.MarkdownPath: "#### ✗ kapp-controller: not ready", out.HTMLPath: `<td class="bad"`} {
+		b, err := os.ReadFile(path)
+		if err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s: %v, lacks %q", path, err, want)
+		}
+		if strings.Contains(string(b), "s3cr3t-token") {
+			t.Errorf("%s: a secret went past the Writer", path)
+		}
+	}
+	if filepath.Base(out.MarkdownPath) != "placement.md" || filepath.Base(out.HTMLPath) != "placement.html" {
+		t.Errorf("files: %s %s", out.MarkdownPath, out.HTMLPath)
 	}
 }

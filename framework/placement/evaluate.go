@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tkg-e2e/harness/framework/assert"
 )
 
 // Snapshot is what a cluster runs: the input of Evaluate.
@@ -17,18 +19,18 @@ type Snapshot struct {
 
 // Evaluate checks a snapshot against the matrix column for role. It is pure:
 // no API calls, so every verdict can be tested with hand-made pods.
-func Evaluate(m *Matrix, role Role, cluster string, snap Snapshot) (*Report, error) {
+func Evaluate(m *Matrix, role, cluster string, snap Snapshot) (*Report, error) {
 	if m == nil {
 		return nil, fmt.Errorf("placement: no matrix given")
 	}
 	if !m.HasRole(role) {
-		return nil, fmt.Errorf("placement: matrix %s (%s) has no column for role %q (it declares %s)", m.Name, m.Source, role, roleList(m.Roles))
+		return nil, fmt.Errorf("placement: matrix %s (%s) has no column for role %q (it declares %s)", m.Name, m.Source, role, assert.RoleList(m.Roles))
 	}
 	nodes := map[string]*corev1.Node{}
 	for i := range snap.Nodes {
 		nodes[snap.Nodes[i].Name] = &snap.Nodes[i]
 	}
-	r := &Report{Matrix: m.Name, Role: role, Cluster: cluster, Nodes: len(snap.Nodes)}
+	r := &Report{Matrix: m.Name, Role: role, Cluster: cluster, Nodes: len(snap.Nodes), matrix: m}
 
 	matched := map[string]bool{}
 	matrixNamespaces := map[string]bool{}
@@ -63,7 +65,7 @@ func Evaluate(m *Matrix, role Role, cluster string, snap Snapshot) (*Report, err
 	return r, nil
 }
 
-func evaluateRow(m *Matrix, c Component, role Role, pods []*corev1.Pod, nodes map[string]*corev1.Node) Result {
+func evaluateRow(m *Matrix, c Component, role string, pods []*corev1.Pod, nodes map[string]*corev1.Node) Result {
 	exp := c.Roles[role]
 	res := Result{Component: c.Name, Namespaces: c.NamespaceList(), Expectation: exp}
 	wantReady, maxRestarts := m.effectiveReadiness(c)
@@ -93,19 +95,19 @@ func evaluateRow(m *Matrix, c Component, role Role, pods []*corev1.Pod, nodes ma
 	n := len(pods)
 	switch {
 	case exp == MustNot && n == 0:
-		res.Verdict, res.Detail = VerdictAbsent, "not running, as required"
+		res.Verdict, res.Detail = assert.Absent, "not running, as required"
 	case exp == MustNot:
-		res.Verdict, res.Detail = VerdictUnexpected, fmt.Sprintf("%d pod(s) on %s", n, nodeList(res.Pods))
+		res.Verdict, res.Detail = assert.Unexpected, fmt.Sprintf("%d pod(s) on %s", n, nodeList(res.Pods))
 	case n == 0 && exp == Optional:
-		res.Verdict, res.Detail = VerdictAbsent, "not running (optional)"
+		res.Verdict, res.Detail = assert.Absent, "not running (optional)"
 	case n == 0:
-		res.Verdict, res.Detail = VerdictMissing, fmt.Sprintf("no pod in %s matches %s", strings.Join(res.Namespaces, " or "), c.Match.Describe())
+		res.Verdict, res.Detail = assert.Missing, fmt.Sprintf("no pod in %s matches %s", strings.Join(res.Namespaces, " or "), c.Match.Describe())
 	case unexpected > 0:
-		res.Verdict, res.Detail = VerdictUnexpected, fmt.Sprintf("%d/%d pod(s) off the control plane", unexpected, n)
+		res.Verdict, res.Detail = assert.Unexpected, fmt.Sprintf("%d/%d pod(s) off the control plane", unexpected, n)
 	case unready > 0:
-		res.Verdict, res.Detail = VerdictNotReady, fmt.Sprintf("%d/%d pod(s) failing readiness", unready, n)
+		res.Verdict, res.Detail = assert.NotReady, fmt.Sprintf("%d/%d pod(s) failing readiness", unready, n)
 	default:
-		res.Verdict, res.Detail = VerdictOK, fmt.Sprintf("%d pod(s) ready", n)
+		res.Verdict, res.Detail = assert.OK, fmt.Sprintf("%d pod(s) ready", n)
 	}
 	return res
 }
@@ -132,7 +134,7 @@ func podState(p *corev1.Pod, nodes map[string]*corev1.Node) PodState {
 			ps.Ready = true
 		case c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse:
 			// A pending pod's only explanation is the scheduler's (taints, resources).
-			ps.Reason, ps.Message = orDash(c.Reason), c.Message
+			ps.Reason, ps.Message = assert.Or(c.Reason, "–"), c.Message
 		}
 	}
 	statuses := slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses)
@@ -203,11 +205,4 @@ func nodeList(pods []PodState) string {
 		}
 	}
 	return strings.Join(names, ", ")
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "–"
-	}
-	return s
 }

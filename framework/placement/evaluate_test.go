@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/tkg-e2e/harness/framework/assert"
 )
 
 const evalMatrix = `
@@ -77,17 +79,17 @@ func result(t *testing.T, r *Report, component string) Result {
 
 func TestEvaluateHealthy(t *testing.T) {
 	m := mustParse(t, evalMatrix)
-	r, err := Evaluate(m, RoleWorkload, "wl", healthyWorkload())
+	r, err := Evaluate(m, assert.Workload, "wl", healthyWorkload())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Failed() {
 		t.Fatalf("healthy workload failed: %s\n%s", r.Summary(), Markdown(m, r))
 	}
-	want := map[string]Verdict{
-		"kube-apiserver": VerdictOK, "kube-proxy": VerdictOK, "kapp-controller": VerdictOK,
-		"capi-controller-manager": VerdictAbsent, "cert-manager": VerdictAbsent,
-		"metrics-server": VerdictAbsent, "register-placeholder": VerdictAbsent,
+	want := map[string]assert.Verdict{
+		"kube-apiserver": assert.OK, "kube-proxy": assert.OK, "kapp-controller": assert.OK,
+		"capi-controller-manager": assert.Absent, "cert-manager": assert.Absent,
+		"metrics-server": assert.Absent, "register-placeholder": assert.Absent,
 	}
 	for c, v := range want {
 		if got := result(t, r, c).Verdict; got != v {
@@ -103,26 +105,26 @@ func TestEvaluateManagementOnlyOnWorkloadIsUnexpected(t *testing.T) {
 	m := mustParse(t, evalMatrix)
 	snap := healthyWorkload()
 	snap.Pods = append(snap.Pods, deployPod("capi-system", "capi-controller-manager", "8778fdfcb", "srm6n", "md-0"))
-	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	r, _ := Evaluate(m, assert.Workload, "wl", snap)
 	res := result(t, r, "capi-controller-manager")
-	if res.Verdict != VerdictUnexpected || !r.Failed() {
+	if res.Verdict != assert.Unexpected || !r.Failed() {
 		t.Fatalf("verdict %q, want unexpected", res.Verdict)
 	}
 	if len(res.Pods) != 1 || !strings.Contains(res.Pods[0].Problems[0], "node md-0 (worker)") {
 		t.Errorf("the report must name the node the pod runs on: %+v", res.Pods)
 	}
 	// The same pod is fine on a management cluster.
-	r, _ = Evaluate(m, RoleManagement, "mgmt", snap)
-	if v := result(t, r, "capi-controller-manager").Verdict; v != VerdictOK {
+	r, _ = Evaluate(m, assert.Management, "mgmt", snap)
+	if v := result(t, r, "capi-controller-manager").Verdict; v != assert.OK {
 		t.Errorf("on management: %q, want ok", v)
 	}
 }
 
 func TestEvaluateMissing(t *testing.T) {
 	m := mustParse(t, evalMatrix)
-	r, _ := Evaluate(m, RoleManagement, "mgmt", healthyWorkload())
+	r, _ := Evaluate(m, assert.Management, "mgmt", healthyWorkload())
 	res := result(t, r, "capi-controller-manager")
-	if res.Verdict != VerdictMissing {
+	if res.Verdict != assert.Missing {
 		t.Fatalf("verdict %q, want missing", res.Verdict)
 	}
 	if !strings.Contains(res.Detail, "capi-system") || !strings.Contains(res.Detail, "Deployment capi-controller-manager") {
@@ -134,9 +136,9 @@ func TestEvaluateCrashLoopIsNotReady(t *testing.T) {
 	m := mustParse(t, evalMatrix)
 	snap := healthyWorkload()
 	snap.Pods[3] = deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "md-0", crashLooping(2))
-	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	r, _ := Evaluate(m, assert.Workload, "wl", snap)
 	res := result(t, r, "kapp-controller")
-	if res.Verdict != VerdictNotReady {
+	if res.Verdict != assert.NotReady {
 		t.Fatalf("verdict %q, want not ready", res.Verdict)
 	}
 	p := res.Pods[0]
@@ -152,9 +154,9 @@ func TestEvaluateRestartBudget(t *testing.T) {
 	m := mustParse(t, evalMatrix)
 	snap := healthyWorkload()
 	snap.Pods[1] = dsPod("kube-system", "kube-proxy", "abcde", "cp-0", restarted(4))
-	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	r, _ := Evaluate(m, assert.Workload, "wl", snap)
 	res := result(t, r, "kube-proxy")
-	if res.Verdict != VerdictNotReady || !strings.Contains(res.Pods[0].Problems[0], "4 restarts, budget 3") {
+	if res.Verdict != assert.NotReady || !strings.Contains(res.Pods[0].Problems[0], "4 restarts, budget 3") {
 		t.Fatalf("want restart budget violation, got %q %+v", res.Verdict, res.Pods)
 	}
 	if res.Detail != "1/2 pod(s) failing readiness" {
@@ -166,9 +168,9 @@ func TestEvaluateControlPlaneOnly(t *testing.T) {
 	m := mustParse(t, evalMatrix)
 	snap := healthyWorkload()
 	snap.Pods = append(snap.Pods, staticPod("kube-apiserver", "md-0"))
-	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	r, _ := Evaluate(m, assert.Workload, "wl", snap)
 	res := result(t, r, "kube-apiserver")
-	if res.Verdict != VerdictUnexpected || !strings.Contains(res.Detail, "1/2 pod(s) off the control plane") {
+	if res.Verdict != assert.Unexpected || !strings.Contains(res.Detail, "1/2 pod(s) off the control plane") {
 		t.Fatalf("got %q %q", res.Verdict, res.Detail)
 	}
 }
@@ -178,11 +180,11 @@ func TestEvaluateOptionalPresentMustBeHealthy(t *testing.T) {
 	snap := healthyWorkload()
 	snap.Pods = append(snap.Pods, deployPod("kube-system", "metrics-server", "6ff66f4589", "v2lrl", "md-0", crashLooping(1)),
 		basePod("vmware-system-antrea", "register-placeholder-x1", "md-0"))
-	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
-	if v := result(t, r, "metrics-server").Verdict; v != VerdictNotReady {
+	r, _ := Evaluate(m, assert.Workload, "wl", snap)
+	if v := result(t, r, "metrics-server").Verdict; v != assert.NotReady {
 		t.Errorf("optional but crashlooping: %q, want not ready", v)
 	}
-	if v := result(t, r, "register-placeholder").Verdict; v != VerdictOK {
+	if v := result(t, r, "register-placeholder").Verdict; v != assert.OK {
 		t.Errorf("optional, present by name prefix: %q, want ok", v)
 	}
 }
@@ -193,8 +195,8 @@ func TestMatchDeploymentIsExact(t *testing.T) {
 	m := mustParse(t, evalMatrix)
 	snap := healthyWorkload()
 	snap.Pods = append(snap.Pods, deployPod("cert-manager", "cert-manager-cainjector", "6cc99f4f85", "tqfc9", "md-0"))
-	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
-	if v := result(t, r, "cert-manager").Verdict; v != VerdictAbsent {
+	r, _ := Evaluate(m, assert.Workload, "wl", snap)
+	if v := result(t, r, "cert-manager").Verdict; v != assert.Absent {
 		t.Errorf("cert-manager-cainjector counted as cert-manager: %q", v)
 	}
 	if len(r.Unmatched) != 1 || r.Unmatched[0].Name != "cert-manager-cainjector-6cc99f4f85-tqfc9" {
@@ -206,8 +208,8 @@ func TestMatchStaticPodNeedsMirrorAnnotation(t *testing.T) {
 	m := mustParse(t, evalMatrix)
 	snap := healthyWorkload()
 	snap.Pods[0] = basePod("kube-system", "kube-apiserver-cp-0", "cp-0") // same name, not a mirror pod
-	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
-	if v := result(t, r, "kube-apiserver").Verdict; v != VerdictMissing {
+	r, _ := Evaluate(m, assert.Workload, "wl", snap)
+	if v := result(t, r, "kube-apiserver").Verdict; v != assert.Missing {
 		t.Errorf("a plain pod named like a static pod matched: %q", v)
 	}
 }
@@ -220,7 +222,7 @@ func TestEvaluateIgnoresTerminatingAndCompletedPods(t *testing.T) {
 	snap.Pods = append(snap.Pods,
 		deployPod("capi-system", "capi-controller-manager", "8778fdfcb", "srm6n", "md-0", terminating()), done,
 		deployPod("tkg-system", "kapp-controller", "old", "zzzzz", "md-0", crashLooping(9), terminating()))
-	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	r, _ := Evaluate(m, assert.Workload, "wl", snap)
 	if r.Failed() {
 		t.Errorf("terminating/completed pods were evaluated: %s", r.Summary())
 	}
@@ -230,8 +232,8 @@ func TestEvaluateAcceptsEveryListedNamespace(t *testing.T) {
 	m := mustParse(t, evalMatrix)
 	snap := healthyWorkload()
 	snap.Pods[3] = deployPod("kapp-controller", "kapp-controller", "5f5d9c8b7", "abcde", "md-0")
-	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
-	if v := result(t, r, "kapp-controller").Verdict; v != VerdictOK {
+	r, _ := Evaluate(m, assert.Workload, "wl", snap)
+	if v := result(t, r, "kapp-controller").Verdict; v != assert.OK {
 		t.Errorf("kapp-controller in its upstream namespace: %q, want ok", v)
 	}
 }
@@ -244,16 +246,16 @@ func TestEvaluateUnscheduledPod(t *testing.T) {
 		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
 		Message: "0/2 nodes are available: 2 node(s) had untolerated taint"}}}
 	snap.Pods[3] = p
-	r, _ := Evaluate(m, RoleWorkload, "wl", snap)
+	r, _ := Evaluate(m, assert.Workload, "wl", snap)
 	res := result(t, r, "kapp-controller")
-	if res.Verdict != VerdictNotReady || res.Pods[0].Reason != "Unschedulable" || !strings.Contains(res.Pods[0].Message, "untolerated taint") {
+	if res.Verdict != assert.NotReady || res.Pods[0].Reason != "Unschedulable" || !strings.Contains(res.Pods[0].Message, "untolerated taint") {
 		t.Errorf("got %q %+v", res.Verdict, res.Pods)
 	}
 }
 
 func TestEvaluateUnknownRole(t *testing.T) {
 	m := mustParse(t, evalMatrix)
-	_, err := Evaluate(m, RoleWindowsWorkload, "w", Snapshot{})
+	_, err := Evaluate(m, assert.WindowsWorkload, "w", Snapshot{})
 	if err == nil || !strings.Contains(err.Error(), `no column for role "windows-workload"`) {
 		t.Fatalf("err = %v", err)
 	}

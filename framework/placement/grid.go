@@ -1,6 +1,10 @@
 package placement
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/tkg-e2e/harness/framework/assert"
+)
 
 // grid is the whole matrix laid out for rendering: every row × every role,
 // with one column per evaluated cluster of a role, so that Markdown and HTML
@@ -14,7 +18,7 @@ type grid struct {
 
 type column struct {
 	Title  string
-	Role   Role
+	Role   string
 	Report *Report // nil: role not evaluated in this run
 }
 
@@ -24,7 +28,7 @@ type gridRow struct {
 }
 
 type cell struct {
-	Verdict     Verdict
+	Verdict     assert.Verdict
 	Expectation Expectation
 	Text        string // "✓ must", "! unexpected", ...
 	Detail      string
@@ -37,7 +41,7 @@ func newGrid(m *Matrix, reports []*Report) grid {
 		for _, r := range reports {
 			if r != nil && r.Role == role {
 				found = true
-				title := string(role)
+				title := role
 				if r.Cluster != "" {
 					title = fmt.Sprintf("%s (%s)", role, r.Cluster)
 				}
@@ -45,7 +49,7 @@ func newGrid(m *Matrix, reports []*Report) grid {
 			}
 		}
 		if !found {
-			g.Columns = append(g.Columns, column{Title: string(role), Role: role})
+			g.Columns = append(g.Columns, column{Title: role, Role: role})
 		}
 	}
 	for _, c := range m.Components {
@@ -66,13 +70,13 @@ func cellFor(c Component, col column) cell {
 				continue
 			}
 			text := res.Verdict.Symbol() + " " + string(res.Verdict)
-			if !res.Verdict.Deviation() {
+			if !res.Verdict.Failing() {
 				text = res.Verdict.Symbol() + " " + string(exp)
 			}
 			return cell{Verdict: res.Verdict, Expectation: exp, Text: text, Detail: res.Detail}
 		}
 	}
-	return cell{Verdict: VerdictNotEvaluated, Expectation: exp, Text: VerdictNotEvaluated.Symbol() + " " + string(exp), Detail: "not evaluated"}
+	return cell{Verdict: assert.NotEvaluated, Expectation: exp, Text: assert.NotEvaluated.Symbol() + " " + string(exp), Detail: "not evaluated"}
 }
 
 // failedReports returns the reports with deviations.

@@ -2,13 +2,13 @@ package placement
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/tkg-e2e/harness/framework/strictjson"
 	"maps"
-	"os"
 	"slices"
 	"strings"
+
+	"github.com/tkg-e2e/harness/framework/assert"
+	"github.com/tkg-e2e/harness/framework/strictjson"
 )
 
 // fileShape is the YAML layout. Sections stay raw so that each is decoded
@@ -16,19 +16,19 @@ import (
 type fileShape struct {
 	Name        string            `json:"name"`
 	Description string            `json:"description,omitempty"`
-	Roles       []Role            `json:"roles"`
+	Roles       []string          `json:"roles"`
 	Defaults    json.RawMessage   `json:"defaults,omitempty"`
 	Components  []json.RawMessage `json:"components"`
 }
 
 type componentShape struct {
-	Name       string               `json:"name"`
-	Namespace  string               `json:"namespace,omitempty"`
-	Namespaces []string             `json:"namespaces,omitempty"`
-	Match      json.RawMessage      `json:"match"`
-	Roles      map[Role]Expectation `json:"roles"`
-	Readiness  json.RawMessage      `json:"readiness,omitempty"`
-	Note       string               `json:"note,omitempty"`
+	Name       string                 `json:"name"`
+	Namespace  string                 `json:"namespace,omitempty"`
+	Namespaces []string               `json:"namespaces,omitempty"`
+	Match      json.RawMessage        `json:"match"`
+	Roles      map[string]Expectation `json:"roles"`
+	Readiness  json.RawMessage        `json:"readiness,omitempty"`
+	Note       string                 `json:"note,omitempty"`
 }
 
 type defaultsShape struct {
@@ -38,78 +38,60 @@ type defaultsShape struct {
 // Load reads and validates a matrix file. Every problem in the file is
 // reported at once, each prefixed with the file name and the row.
 func Load(path string) (*Matrix, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("placement matrix: %w", err)
-	}
-	return Parse(data, path)
+	return assert.Load(path, "placement matrix", Parse)
 }
 
 // Parse decodes a matrix from YAML; source names it in errors.
 func Parse(data []byte, source string) (*Matrix, error) {
-	var shape fileShape
-	if err := strictjson.DecodeYAML(data, &shape, source); err != nil {
-		return nil, err
-	}
-	m := &Matrix{Name: shape.Name, Description: shape.Description, Roles: shape.Roles, Source: source}
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-
-	if m.Name == "" {
-		add("%s: name is required (e.g. name: local)", source)
-	}
-	if len(m.Roles) == 0 {
-		add("%s: roles is required (the columns, some of %s)", source, roleList(KnownRoles))
-	}
-	for i, r := range m.Roles {
-		if !slices.Contains(KnownRoles, r) {
-			add("%s: roles[%d]: unknown role %q (known roles: %s)", source, i, r, roleList(KnownRoles))
-		} else if slices.Index(m.Roles, r) != i {
-			add("%s: roles[%d]: role %q listed twice", source, i, r)
+	return assert.Parse(data, source, func(shape *fileShape, p *assert.Problems) *Matrix {
+		m := &Matrix{Name: shape.Name, Description: shape.Description, Roles: shape.Roles, Source: source}
+		if m.Name == "" {
+			p.Add(source, "name is required (e.g. name: local)")
 		}
-	}
-
-	var defaults defaultsShape
-	if err := strictjson.Decode(shape.Defaults, &defaults, source+": defaults"); err != nil {
-		errs = append(errs, err)
-	} else if err := strictjson.Decode(defaults.Readiness, &m.Defaults.Readiness, source+": defaults.readiness"); err != nil {
-		errs = append(errs, err)
-	} else if err := checkReadiness(m.Defaults.Readiness); err != nil {
-		add("%s: defaults.readiness: %v", source, err)
-	}
-
-	if len(shape.Components) == 0 {
-		add("%s: components is empty: a matrix without rows checks nothing", source)
-	}
-	seen := map[string]int{}
-	for i, raw := range shape.Components {
-		c, cerrs := parseComponent(raw, fmt.Sprintf("%s: components[%d]", source, i), m.Roles)
-		errs = append(errs, cerrs...)
-		if c.Name != "" {
-			if j, dup := seen[c.Name]; dup {
-				add("%s: components[%d]: name %q already used by components[%d]", source, i, c.Name, j)
+		if len(m.Roles) == 0 {
+			p.Add(source, "roles is required (the columns, some of %s)", assert.RoleList(assert.Roles))
+		}
+		for i, r := range m.Roles {
+			at := fmt.Sprintf("%s: roles[%d]", source, i)
+			if p.Role(at, r) && slices.Index(m.Roles, r) != i {
+				p.Add(at, "role %q listed twice", r)
 			}
-			seen[c.Name] = i
 		}
-		m.Components = append(m.Components, c)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return m, nil
+
+		var defaults defaultsShape
+		if p.Decode(shape.Defaults, &defaults, source+": defaults") &&
+			p.Decode(defaults.Readiness, &m.Defaults.Readiness, source+": defaults.readiness") {
+			checkReadiness(p, source+": defaults.readiness", m.Defaults.Readiness)
+		}
+
+		if len(shape.Components) == 0 {
+			p.Add(source, "components is empty: a matrix without rows checks nothing")
+		}
+		seen := map[string]int{}
+		for i, raw := range shape.Components {
+			c := parseComponent(p, raw, fmt.Sprintf("%s: components[%d]", source, i), m.Roles)
+			if c.Name != "" {
+				if j, dup := seen[c.Name]; dup {
+					p.Add(fmt.Sprintf("%s: components[%d]", source, i), "name %q already used by components[%d]", c.Name, j)
+				}
+				seen[c.Name] = i
+			}
+			m.Components = append(m.Components, c)
+		}
+		return m
+	})
 }
 
-func parseComponent(raw json.RawMessage, at string, roles []Role) (Component, []error) {
+func parseComponent(p *assert.Problems, raw json.RawMessage, at string, roles []string) Component {
 	var s componentShape
-	if err := strictjson.Decode(raw, &s, at); err != nil {
-		return Component{}, []error{err}
+	if !p.Decode(raw, &s, at) {
+		return Component{}
 	}
 	if s.Name != "" {
 		at = fmt.Sprintf("%s (%s)", at, s.Name)
 	}
 	c := Component{Name: s.Name, Namespace: s.Namespace, Namespaces: s.Namespaces, Roles: s.Roles, Note: s.Note}
-	var errs []error
-	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(at+": "+format, args...)) }
+	add := func(format string, args ...any) { p.Add(at, format, args...) }
 
 	if c.Name == "" {
 		add("name is required")
@@ -126,18 +108,17 @@ func parseComponent(raw json.RawMessage, at string, roles []Role) (Component, []
 		}
 	}
 
+	matchKeys := strings.Join(strictjson.KnownKeys(&Match{}), ", ")
 	if len(s.Match) == 0 {
-		add("match is required (one of: %s)", strings.Join(strictjson.KnownKeys(&Match{}), ", "))
-	} else if err := strictjson.Decode(s.Match, &c.Match, at+".match"); err != nil {
-		errs = append(errs, err)
-	} else if n := c.Match.setFields(); n != 1 {
-		add("match: set exactly one of %s (got %d)", strings.Join(strictjson.KnownKeys(&Match{}), ", "), n)
+		add("match is required (one of: %s)", matchKeys)
+	} else if p.Decode(s.Match, &c.Match, at+".match") {
+		if n := c.Match.setFields(); n != 1 {
+			add("match: set exactly one of %s (got %d)", matchKeys, n)
+		}
 	}
 
-	if err := strictjson.Decode(s.Readiness, &c.Readiness, at+".readiness"); err != nil {
-		errs = append(errs, err)
-	} else if err := checkReadiness(c.Readiness); err != nil {
-		add("readiness: %v", err)
+	if p.Decode(s.Readiness, &c.Readiness, at+".readiness") {
+		checkReadiness(p, at+": readiness", c.Readiness)
 	}
 
 	// Every declared role must be stated: a forgotten cell would silently
@@ -153,10 +134,10 @@ func parseComponent(raw json.RawMessage, at string, roles []Role) (Component, []
 	}
 	for _, r := range slices.Sorted(maps.Keys(c.Roles)) {
 		if !slices.Contains(roles, r) {
-			add("roles: unknown key %q (the matrix declares roles %s)", r, roleList(roles))
+			add("roles: unknown key %q (the matrix declares roles %s)", r, assert.RoleList(roles))
 		}
 	}
-	return c, errs
+	return c
 }
 
 func (m Match) setFields() int {
@@ -169,19 +150,10 @@ func (m Match) setFields() int {
 	return n
 }
 
-func checkReadiness(r Readiness) error {
+func checkReadiness(p *assert.Problems, at string, r Readiness) {
 	if r.MaxRestarts != nil && *r.MaxRestarts < 0 {
-		return fmt.Errorf("maxRestarts must be >= 0, got %d", *r.MaxRestarts)
+		p.Add(at, "maxRestarts must be >= 0, got %d", *r.MaxRestarts)
 	}
-	return nil
-}
-
-func roleList(rs []Role) string {
-	s := make([]string, len(rs))
-	for i, r := range rs {
-		s[i] = string(r)
-	}
-	return strings.Join(s, ", ")
 }
 
 func expectationList() string {

@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tkg-e2e/harness/framework/assert"
 )
 
 const validMatrix = `
@@ -134,12 +136,12 @@ func TestShippedLocalMatrixRules(t *testing.T) {
 		"cert-manager", "cert-manager-cainjector", "cert-manager-webhook"}
 	for _, c := range m.Components {
 		for _, name := range mgmtOnly {
-			if c.Name == name && (c.Roles[RoleManagement] != Must || c.Roles[RoleWorkload] != MustNot) {
+			if c.Name == name && (c.Roles[assert.Management] != Must || c.Roles[assert.Workload] != MustNot) {
 				t.Errorf("%s: want must on management, mustNot on workload, got %v", name, c.Roles)
 			}
 		}
 		// Controllers must not assume a node role: the management control plane is tainted.
-		if c.Match.StaticPod == "" && (c.Roles[RoleManagement] == ControlPlaneOnly || c.Roles[RoleWorkload] == ControlPlaneOnly) {
+		if c.Match.StaticPod == "" && (c.Roles[assert.Management] == ControlPlaneOnly || c.Roles[assert.Workload] == ControlPlaneOnly) {
 			t.Errorf("%s: controlPlaneOnly on a non-static pod", c.Name)
 		}
 	}

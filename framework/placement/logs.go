@@ -3,6 +3,7 @@ package placement
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/tkg-e2e/harness/framework/redact"
+	"github.com/tkg-e2e/harness/framework/assert"
 )
 
 // logTimeout bounds one log request: the report is already late when logs
@@ -20,22 +21,19 @@ const logTimeout = 10 * time.Second
 // addLogs attaches the tail of the failing containers' logs to the not-ready
 // pods of a report. A crashlooping container's current run is usually empty
 // or a few lines old, so the previous (crashed) run is read when there is one.
-func addLogs(ctx context.Context, in CheckInput, r *Report) {
-	lines := in.LogLines
+func addLogs(ctx context.Context, p *probe, r *Report) {
+	lines := p.check.LogLines
 	if lines <= 0 {
 		lines = 20
 	}
-	red := in.Redactor
-	if red == nil {
-		red = redact.New()
-	}
-	maxPods := in.MaxLogPods
+	red, cs := p.opts.Redactor, p.target.Cluster.Clientset
+	maxPods := p.check.MaxLogPods
 	if maxPods <= 0 {
 		maxPods = 3
 	}
 	for i := range r.Results {
 		res := &r.Results[i]
-		if res.Verdict != VerdictNotReady {
+		if res.Verdict != assert.NotReady {
 			continue
 		}
 		fetched := 0
@@ -45,11 +43,11 @@ func addLogs(ctx context.Context, in CheckInput, r *Report) {
 				continue
 			}
 			fetched++
-			if in.Clientset == nil {
+			if cs == nil {
 				ps.Logs = append(ps.Logs, ContainerLog{Container: "*", Err: "not fetched (no clientset given)"})
 				continue
 			}
-			ps.Logs = podLogs(ctx, in.Clientset, ps.Namespace, ps.Name, lines)
+			ps.Logs = podLogs(ctx, cs, ps.Namespace, ps.Name, lines)
 			for k := range ps.Logs {
 				ps.Logs[k].Lines = red.String(ps.Logs[k].Lines)
 				ps.Logs[k].Err = red.String(ps.Logs[k].Err)
@@ -66,7 +64,7 @@ func podLogs(ctx context.Context, cs kubernetes.Interface, ns, name string, line
 		return []ContainerLog{{Container: "*", Err: err.Error()}}
 	}
 	var out []ContainerLog
-	statuses := append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...)
+	statuses := slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses)
 	for _, st := range statuses {
 		if st.Ready || (st.State.Terminated != nil && st.State.Terminated.ExitCode == 0) {
 			continue

@@ -3,6 +3,8 @@ package placement
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tkg-e2e/harness/framework/assert"
 )
 
 // Legend explains the cell marks; both renderings print it.
@@ -16,32 +18,24 @@ func Markdown(m *Matrix, reports ...*Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## Placement matrix %s\n\n", m.Name)
 	for _, r := range reports {
-		if r == nil {
-			continue
+		if r != nil {
+			fmt.Fprintf(&b, "- %s: **%s**: %s\n", r.title(), assert.Passed(r.Failed()), r.Summary())
 		}
-		status := "PASSED"
-		if r.Failed() {
-			status = "FAILED"
-		}
-		fmt.Fprintf(&b, "- %s: **%s**: %s\n", r.title(), status, r.Summary())
 	}
-	b.WriteString("\n| Component | Namespace | Matched by |")
+	head := []string{"Component", "Namespace", "Matched by"}
 	for _, col := range g.Columns {
-		fmt.Fprintf(&b, " %s |", mdCell(col.Title))
+		head = append(head, col.Title)
 	}
-	b.WriteString("\n|---|---|---|")
-	for range g.Columns {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
+	var rows [][]string
 	for _, row := range g.Rows {
 		c := row.Component
-		fmt.Fprintf(&b, "| %s | %s | %s |", mdCell(c.Name), mdCell(strings.Join(c.NamespaceList(), ", ")), mdCell(c.Match.Describe()))
+		cells := []string{c.Name, strings.Join(c.NamespaceList(), ", "), c.Match.Describe()}
 		for _, cl := range row.Cells {
-			fmt.Fprintf(&b, " %s |", mdCell(cl.Text))
+			cells = append(cells, cl.Text)
 		}
-		b.WriteString("\n")
+		rows = append(rows, cells)
 	}
+	b.WriteString("\n" + assert.MarkdownTable(head, rows))
 	fmt.Fprintf(&b, "\nLegend: %s\n", Legend)
 
 	for _, r := range g.failedReports() {
@@ -60,7 +54,7 @@ func Markdown(m *Matrix, reports ...*Report) string {
 		}
 		fmt.Fprintf(&b, "\n<details><summary>%d pod(s) on the %s that no row describes (not a failure)</summary>\n\n", len(r.Unmatched), r.title())
 		for _, p := range r.Unmatched {
-			fmt.Fprintf(&b, "- `%s/%s` on %s\n", p.Namespace, p.Name, orDash(p.Node))
+			fmt.Fprintf(&b, "- `%s/%s` on %s\n", p.Namespace, p.Name, assert.Or(p.Node, "–"))
 		}
 		b.WriteString("\n</details>\n")
 	}
@@ -72,12 +66,12 @@ func writePodMarkdown(b *strings.Builder, p PodState) {
 	if p.Ready {
 		ready = "ready"
 	}
-	fmt.Fprintf(b, "- pod `%s/%s` on %s: phase %s, %s, %d restart(s)", p.Namespace, p.Name, nodeText(p), orDash(p.Phase), ready, p.Restarts)
+	fmt.Fprintf(b, "- pod `%s/%s` on %s: phase %s, %s, %d restart(s)", p.Namespace, p.Name, nodeText(p), assert.Or(p.Phase, "–"), ready, p.Restarts)
 	if p.Reason != "" {
 		fmt.Fprintf(b, ", reason %s", p.Reason)
 	}
 	if p.Message != "" {
-		fmt.Fprintf(b, ": %s", oneLine(p.Message))
+		fmt.Fprintf(b, ": %s", assert.OneLine(p.Message))
 	}
 	b.WriteString("\n")
 	for _, prob := range p.Problems {
@@ -89,19 +83,12 @@ func writePodMarkdown(b *strings.Builder, p PodState) {
 			run = "previous run"
 		}
 		if l.Err != "" {
-			fmt.Fprintf(b, "  - log of container %s (%s) unavailable: %s\n", l.Container, run, oneLine(l.Err))
+			fmt.Fprintf(b, "  - log of container %s (%s) unavailable: %s\n", l.Container, run, assert.OneLine(l.Err))
 			continue
 		}
 		fmt.Fprintf(b, "  - last log lines of container %s (%s):\n\n", l.Container, run)
-		fence := "```"
-		for strings.Contains(l.Lines, fence) {
-			fence += "`"
-		}
-		fmt.Fprintf(b, "    %s\n", fence)
-		for _, line := range strings.Split(strings.TrimRight(l.Lines, "\n"), "\n") {
-			fmt.Fprintf(b, "    %s\n", line)
-		}
-		fmt.Fprintf(b, "    %s\n\n", fence)
+		assert.Fenced(b, l.Lines, "    ")
+		b.WriteString("\n")
 	}
 }
 
@@ -110,12 +97,4 @@ func nodeText(p PodState) string {
 		return "no node (not scheduled)"
 	}
 	return fmt.Sprintf("node %s (%s)", p.Node, p.NodeRole)
-}
-
-func mdCell(s string) string {
-	return strings.ReplaceAll(oneLine(s), "|", `\|`)
-}
-
-func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
 }

@@ -1,26 +1,19 @@
-// Package placement checks which system pods run on a cluster against a
-// declarative matrix (config/placement/*.yaml): for each component and each
-// cluster role, whether it must run, must not run, may run, or must run on
-// control-plane nodes only, and how healthy it has to be.
+// Package placement is the placement-matrix check of the assertion engine
+// (framework/assert): which system pods run on a cluster, against a
+// declarative matrix (config/placement/*.yaml) that says for each component
+// and each cluster role whether it must run, must not run, may run, or must
+// run on control-plane nodes only, and how healthy it has to be.
 //
-// The evaluation is a pure function over pod and node lists (Evaluate), so
-// every verdict is unit-testable; Check fetches those lists (and the logs of
-// failing pods) from a real cluster and polls until the cluster settles.
+// The engine owns the roles (the matrix columns are validated against
+// assert.Roles), the per-cluster loop, the waiting and the files; this
+// package owns what only placement knows: matching pods to rows (owner
+// references, not name prefixes), the verdict of a row (Evaluate, a pure
+// function over pod and node lists, so every verdict is unit-testable), the
+// logs worth fetching for a failing pod, and the matrix rendering (every row
+// × every role, one column per checked cluster) in Markdown and HTML.
 package placement
 
-// Role is a kind of cluster, one column of the matrix.
-type Role string
-
-// The roles a matrix may declare. A management cluster runs Cluster API and
-// the TKG management packages; workload clusters run only what apps need.
-const (
-	RoleManagement      Role = "management"
-	RoleWorkload        Role = "workload"
-	RoleWindowsWorkload Role = "windows-workload"
-)
-
-// KnownRoles lists every role a matrix may declare, in column order.
-var KnownRoles = []Role{RoleManagement, RoleWorkload, RoleWindowsWorkload}
+import "slices"
 
 // Expectation is what a matrix cell says about a component on a role.
 type Expectation string
@@ -46,8 +39,9 @@ type Matrix struct {
 	Name string `json:"name"`
 	// Description says where the rows come from.
 	Description string `json:"description,omitempty"`
-	// Roles are the columns; every component states an expectation for each.
-	Roles []Role `json:"roles"`
+	// Roles are the columns (assert.Roles entries); every component states
+	// an expectation for each.
+	Roles []string `json:"roles"`
 	// Defaults apply to components that leave a readiness rule unset.
 	Defaults Defaults `json:"defaults,omitempty"`
 	// Components are the rows, in report order.
@@ -72,7 +66,7 @@ type Component struct {
 	// Match says how to recognise the component's pods.
 	Match Match `json:"match"`
 	// Roles maps every role of the matrix to an expectation.
-	Roles map[Role]Expectation `json:"roles"`
+	Roles map[string]Expectation `json:"roles"`
 	// Readiness overrides the matrix defaults for this component.
 	Readiness Readiness `json:"readiness,omitempty"`
 	// Note records why the row is as it is (the seed it comes from, a doubt).
@@ -129,11 +123,4 @@ func (m *Matrix) effectiveReadiness(c Component) (ready bool, maxRestarts *int32
 }
 
 // HasRole reports whether the matrix declares the role.
-func (m *Matrix) HasRole(r Role) bool {
-	for _, x := range m.Roles {
-		if x == r {
-			return true
-		}
-	}
-	return false
-}
+func (m *Matrix) HasRole(r string) bool { return slices.Contains(m.Roles, r) }

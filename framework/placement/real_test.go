@@ -5,8 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"os"
-	"path/filepath"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -15,11 +14,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/wait"
+
+	"github.com/tkg-e2e/harness/framework/assert"
+	"github.com/tkg-e2e/harness/framework/assert/asserttest"
 )
 
 // Real-cluster tests: they run against the cluster HARNESS_TEST_KUBECONFIG
@@ -40,30 +41,32 @@ const (
 )
 
 type realCluster struct {
-	c  client.Client
-	cs kubernetes.Interface
+	c client.Client
+	k *kube.Cluster
 }
 
 func connect(t *testing.T) realCluster {
+	k := asserttest.Connect(t, testImage)
+	return realCluster{c: k.Client, k: k}
+}
+
+// check runs the placement check of m on the kind cluster as a workload cluster.
+func (rc realCluster) check(t *testing.T, m *Matrix, timeout time.Duration, progress io.Writer) (*Report, error) {
 	t.Helper()
-	path := os.Getenv("HARNESS_TEST_KUBECONFIG")
-	if path == "" {
-		t.Skip("HARNESS_TEST_KUBECONFIG is not set: real-cluster tests need a kind cluster with kapp-controller and " +
-			testImage + " loaded (scripts/test-assertions-real.sh creates one)")
+	start := time.Now()
+	r, err := assert.CheckTarget(context.Background(), NewCheck(m), assert.Target{Role: assert.Workload, Name: "kind", Cluster: rc.k},
+		assert.Options{Timeout: timeout, Interval: time.Second, Progress: progress})
+	t.Logf("check returned after %s:\n%v", time.Since(start).Round(time.Millisecond), err)
+	if r == nil {
+		t.Fatalf("no report: %v", err)
 	}
-	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
-		t.Fatalf("HARNESS_TEST_KUBECONFIG=%s: %v", path, err)
+		var failed *assert.FailedError
+		if !errors.As(err, &failed) {
+			t.Fatalf("want a placement failure, got %v", err)
+		}
 	}
-	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return realCluster{c: c, cs: cs}
+	return r.(*Report), err
 }
 
 func suffix() string {
@@ -127,7 +130,7 @@ func busyboxDeployment(ns, name string, command ...string) *appsv1.Deployment {
 func (rc realCluster) waitForPod(t *testing.T, ns, app, what string, ok func(*corev1.Pod) bool) corev1.Pod {
 	t.Helper()
 	var found corev1.Pod
-	err := wait.For(context.Background(), wait.Options{What: what, Timeout: podStart, Interval: time.Second, Progress: testWriter{t}},
+	err := wait.For(context.Background(), wait.Options{What: what, Timeout: podStart, Interval: time.Second, Progress: asserttest.Log{T: t}},
 		func(ctx context.Context) (bool, string, error) {
 			var pods corev1.PodList
 			if err := rc.c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{"app": app}); err != nil {
@@ -156,28 +159,18 @@ func describePods(pods []corev1.Pod) string {
 	return strings.Join(s, ", ")
 }
 
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
 func TestRealHealthyClusterPassesLocalMatrixAsWorkload(t *testing.T) {
 	rc := connect(t)
 	m, err := Load("../../config/placement/local.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	r, err := Check(context.Background(), CheckInput{Client: rc.c, Clientset: rc.cs, Matrix: m, Role: RoleWorkload, Cluster: "kind",
-		Timeout: settle, Progress: testWriter{t}, Prefix: "[placement]"})
+	r, err := rc.check(t, m, settle, asserttest.Log{T: t})
 	if err != nil {
 		t.Fatalf("a kind cluster with kapp-controller is a healthy workload cluster of the local profile:\n%v", err)
 	}
-	t.Logf("passed in %s: %s", time.Since(start).Round(time.Millisecond), r.Summary())
-	html := filepath.Join(t.TempDir(), "placement.html")
-	if err := WriteHTMLFile(html, m, r); err != nil {
+	t.Logf("passed: %s", r.Summary())
+	if _, err := HTML(m, r); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + Markdown(m, r))
@@ -199,27 +192,19 @@ func TestRealManagementOnlyComponentOnWorkloadFails(t *testing.T) {
 	pod := rc.waitForPod(t, "capi-system", "capi-controller-manager", "impostor capi-controller-manager pod scheduled",
 		func(p *corev1.Pod) bool { return p.Spec.NodeName != "" })
 
-	start := time.Now()
-	r, err := Check(context.Background(), CheckInput{Client: rc.c, Clientset: rc.cs, Matrix: m, Role: RoleWorkload, Cluster: "kind",
-		Timeout: deviationWindow, Interval: time.Second})
-	t.Logf("check returned after %s:\n%v", time.Since(start).Round(time.Millisecond), err)
-	var failed *FailedError
-	if !errors.As(err, &failed) {
-		t.Fatalf("want a placement failure, got %v", err)
+	r, err := rc.check(t, m, deviationWindow, nil)
+	if err == nil {
+		t.Fatal("want a placement failure")
 	}
 	res := result(t, r, "capi-controller-manager")
-	if res.Verdict != VerdictUnexpected {
+	if res.Verdict != assert.Unexpected {
 		t.Errorf("capi-controller-manager: %q, want unexpected", res.Verdict)
 	}
-	for _, want := range []string{
+	asserttest.Says(t, "failure message", err.Error(),
 		"| capi-controller-manager | capi-system | Deployment capi-controller-manager | – must | ! unexpected |",
-		"must not run on a workload cluster; runs on node " + pod.Spec.NodeName,
-		"capi-system/" + pod.Name,
-	} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("failure message lacks %q", want)
-		}
-	}
+		"must not run on a workload cluster; runs on node "+pod.Spec.NodeName,
+		"capi-system/"+pod.Name,
+	)
 	if len(r.Deviations()) != 1 {
 		t.Errorf("only the impostor should deviate, got: %s", r.Summary())
 	}
@@ -251,27 +236,19 @@ components:
 		return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount >= 1
 	})
 
-	start := time.Now()
-	r, err := Check(context.Background(), CheckInput{Client: rc.c, Clientset: rc.cs, Matrix: m, Role: RoleWorkload, Cluster: "kind",
-		Timeout: deviationWindow, Interval: time.Second})
-	t.Logf("check returned after %s:\n%v", time.Since(start).Round(time.Millisecond), err)
-	var failed *FailedError
-	if !errors.As(err, &failed) {
-		t.Fatalf("want a placement failure, got %v", err)
+	r, err := rc.check(t, m, deviationWindow, nil)
+	if err == nil {
+		t.Fatal("want a placement failure")
 	}
 	res := result(t, r, "crasher")
-	if res.Verdict != VerdictNotReady || len(res.Pods) != 1 {
+	if res.Verdict != assert.NotReady || len(res.Pods) != 1 {
 		t.Fatalf("crasher: %q with %d pods, want not ready", res.Verdict, len(res.Pods))
 	}
 	p := res.Pods[0]
 	if p.Ready || p.Restarts < 1 || !strings.Contains(p.Reason, "code 3") {
 		t.Errorf("pod state lacks the crash facts: %+v", p)
 	}
-	for _, want := range []string{"✗ not ready", "restart(s)", "harness-crash-marker: cannot open /etc/crasher.conf"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("failure message lacks %q", want)
-		}
-	}
+	asserttest.Says(t, "failure message", err.Error(), "✗ not ready", "restart(s)", "harness-crash-marker: cannot open /etc/crasher.conf")
 }
 
 // Missing: a must row whose pods do not exist.
@@ -293,8 +270,8 @@ components:
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Check(context.Background(), CheckInput{Client: rc.c, Matrix: m, Role: RoleWorkload, Cluster: "kind", Timeout: deviationWindow, Interval: time.Second})
-	if err == nil || result(t, r, "metrics-server").Verdict != VerdictMissing || result(t, r, "coredns").Verdict != VerdictOK {
+	r, err := rc.check(t, m, deviationWindow, nil)
+	if err == nil || result(t, r, "metrics-server").Verdict != assert.Missing || result(t, r, "coredns").Verdict != assert.OK {
 		t.Fatalf("want metrics-server missing and coredns ok, got %v", err)
 	}
 	if !strings.Contains(err.Error(), "no pod in kube-system matches Deployment metrics-server") {

@@ -3,49 +3,16 @@ package placement
 import (
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/tkg-e2e/harness/framework/assert"
 )
-
-// Verdict is the outcome of one matrix cell.
-type Verdict string
-
-const (
-	// VerdictOK: present and healthy where it must or may run.
-	VerdictOK Verdict = "ok"
-	// VerdictAbsent: not running where it must not or need not run.
-	VerdictAbsent Verdict = "absent"
-	// VerdictMissing: no pod where at least one must run.
-	VerdictMissing Verdict = "missing"
-	// VerdictNotReady: pods present but failing the readiness rules.
-	VerdictNotReady Verdict = "not ready"
-	// VerdictUnexpected: pods where none may run, or a controlPlaneOnly pod on another node.
-	VerdictUnexpected Verdict = "unexpected"
-	// VerdictNotEvaluated: the cell's role was not checked in this run.
-	VerdictNotEvaluated Verdict = "not evaluated"
-)
-
-// Deviation reports whether the verdict fails the check.
-func (v Verdict) Deviation() bool {
-	return v == VerdictMissing || v == VerdictNotReady || v == VerdictUnexpected
-}
-
-// Symbol is the one-character cell mark used in rendered matrices.
-func (v Verdict) Symbol() string {
-	switch v {
-	case VerdictOK, VerdictAbsent:
-		return "✓"
-	case VerdictMissing, VerdictNotReady:
-		return "✗"
-	case VerdictUnexpected:
-		return "!"
-	default:
-		return "–"
-	}
-}
 
 // Report is the evaluation of one cluster against a matrix for one role.
+// It is the placement check's assert.Report.
 type Report struct {
 	Matrix  string
-	Role    Role
+	Role    string
 	Cluster string
 	// Results has one entry per matrix row, in matrix order.
 	Results []Result
@@ -54,6 +21,9 @@ type Report struct {
 	Unmatched []PodRef
 	// Nodes and Pods count what was evaluated.
 	Nodes, Pods int
+
+	// matrix renders the failure message.
+	matrix *Matrix
 }
 
 // Result is one row of a report.
@@ -61,7 +31,8 @@ type Result struct {
 	Component   string
 	Namespaces  []string
 	Expectation Expectation
-	Verdict     Verdict
+	// Verdict is one of assert.OK, Absent, Missing, NotReady, Unexpected.
+	Verdict assert.Verdict
 	// Pods are the pods that matched the row.
 	Pods []PodState
 	// Detail says why the verdict is what it is, in one line.
@@ -110,11 +81,25 @@ func (r *Report) Failed() bool {
 func (r *Report) Deviations() []Result {
 	var out []Result
 	for _, res := range r.Results {
-		if res.Verdict.Deviation() {
+		if res.Verdict.Failing() {
 			out = append(out, res)
 		}
 	}
 	return out
+}
+
+// Rows are the matrix rows in the engine's shape, then the unmatched pods as
+// warnings.
+func (r *Report) Rows() []assert.Row {
+	rows := make([]assert.Row, 0, len(r.Results)+len(r.Unmatched))
+	for _, res := range r.Results {
+		rows = append(rows, assert.Row{Name: res.Component, Verdict: res.Verdict, Detail: res.Detail})
+	}
+	for _, p := range r.Unmatched {
+		rows = append(rows, assert.Row{Name: p.Namespace + "/" + p.Name, Verdict: assert.Unlisted,
+			Detail: "in a matrix namespace on " + assert.Or(p.Node, "–") + ", but no row describes it (not a failure)"})
+	}
+	return rows
 }
 
 // Summary is a one-line state, used for progress lines and timeouts.
@@ -130,10 +115,14 @@ func (r *Report) Summary() string {
 	return fmt.Sprintf("%d/%d components deviate: %s", len(devs), len(r.Results), strings.Join(parts, ", "))
 }
 
+// Failure carries the whole rendered matrix and every deviation, so one
+// failure message shows all of it.
+func (r *Report) Failure(waited time.Duration) string {
+	return fmt.Sprintf("placement check of the %s failed after %s: %s\n\n%s",
+		r.title(), waited.Round(time.Second), r.Summary(), Markdown(r.matrix, r))
+}
+
 // title names the cluster in headings and error messages.
 func (r *Report) title() string {
-	if r.Cluster == "" {
-		return string(r.Role) + " cluster"
-	}
-	return fmt.Sprintf("%s cluster %q", r.Role, r.Cluster)
+	return assert.Target{Role: r.Role, Name: r.Cluster}.Title()
 }
