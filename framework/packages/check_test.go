@@ -138,7 +138,7 @@ func TestCheckRejectsBadInput(t *testing.T) {
 	} {
 		if _, err := assert.CheckTarget(context.Background(), tc.check, tc.target, tc.opts); err == nil {
 			t.Errorf("%s: accepted", name)
-		} else if name == "scheme lacks types" && !strings.Contains(err.Error(), "packages.NewClient") {
+		} else if name == "scheme lacks types" && !strings.Contains(err.Error(), "kube.Connect") {
 			t.Errorf("scheme error does not say how to fix it: %v", err)
 		}
 	}

@@ -6,18 +6,8 @@ import (
 	pkgv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apis/packaging/v1alpha1"
 	dpv1alpha1 "github.com/vmware-tanzu/carvel-kapp-controller/pkg/apiserver/apis/datapackaging/v1alpha1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/tkg-e2e/harness/framework/kube"
 )
-
-// NewClient builds a controller-runtime client with kube.Scheme, which knows
-// the kapp-controller types. Callers that have a kubeconfig path use
-// kube.Connect instead; this remains for those holding only a rest.Config.
-func NewClient(cfg *rest.Config) (client.Client, error) {
-	return client.New(cfg, client.Options{Scheme: kube.Scheme()})
-}
 
 // requireTypes fails early when a caller's client was built without the
 // kapp-controller types; otherwise every call would fail with a less telling
@@ -25,7 +15,7 @@ func NewClient(cfg *rest.Config) (client.Client, error) {
 func requireTypes(c client.Client) error {
 	for _, obj := range []runtime.Object{&pkgv1alpha1.PackageInstall{}, &dpv1alpha1.Package{}, &dpv1alpha1.PackageMetadata{}} {
 		if _, _, err := c.Scheme().ObjectKinds(obj); err != nil {
-			return fmt.Errorf("the client's scheme lacks the kapp-controller types (connect with kube.Connect, or build the client with packages.NewClient; both use kube.Scheme): %w", err)
+			return fmt.Errorf("the client's scheme lacks the kapp-controller types (connect with kube.Connect, whose kube.Scheme has them): %w", err)
 		}
 	}
 	return nil
