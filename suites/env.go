@@ -19,6 +19,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/tkg-e2e/harness/framework/assert"
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/redact"
@@ -103,16 +104,15 @@ func (c *Cluster) Connect() (*kube.Cluster, error) {
 // Docker host (kind, CAPD), where images are loaded and node logs read by exec.
 func (c *Cluster) DockerNodes() bool { return c.Provider == "kind" || c.Provider == "docker" }
 
-// Roles of the clusters of a run, in the order they are created.
+// Roles of the clusters of a run. The checked roles are the assertion
+// engine's role registry (assert.Roles); the bootstrap cluster is never checked.
 const (
 	RoleBootstrap  = "bootstrap"
-	RoleManagement = "management"
-	RoleWorkload   = "workload"
+	RoleManagement = assert.Management
+	RoleWorkload   = assert.Workload
 	// RoleWindowsWorkload is only checked by make verify, given a kubeconfig.
-	RoleWindowsWorkload = "windows-workload"
+	RoleWindowsWorkload = assert.WindowsWorkload
 )
-
-var roleOrder = []string{RoleBootstrap, RoleManagement, RoleWorkload, RoleWindowsWorkload}
 
 // SetCluster records a cluster the run can use.
 func (e *Env) SetCluster(c *Cluster) {
@@ -143,7 +143,7 @@ func (e *Env) Clusters() []*Cluster {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []*Cluster
-	for _, role := range roleOrder {
+	for _, role := range append([]string{RoleBootstrap}, assert.Roles...) {
 		if c, ok := e.clusters[role]; ok {
 			out = append(out, c)
 		}
