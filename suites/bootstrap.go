@@ -42,7 +42,7 @@ func BootstrapSpec(inputGetter func() BootstrapSpecInput) {
 				res, err := bootstrap.Bootstrap(ctx, bootstrap.Input{
 					Name: cfg.Clusters.Bootstrap.Name, NodeImage: cfg.Clusters.Bootstrap.NodeImage,
 					KubeconfigPath: kubeconfigPath(env, cfg.Clusters.Bootstrap.Name), Images: images(cfg),
-					ClusterctlConfigPath: cfg.Clusterctl.ConfigPath, Providers: providers(cfg),
+					ClusterctlConfigPath: cfg.Clusterctl.ConfigPath, Providers: clusterctlProviders(cfg),
 					State: env.State, CreatedBy: stages.Bootstrap,
 					Timeouts: bootstrap.Timeouts{Create: create.Timeout, NodesReady: create.Timeout, LoadImages: create.Timeout,
 						Init: ctrl.Timeout, ProvidersReady: ctrl.Timeout, Interval: ctrl.Poll},

@@ -9,11 +9,13 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
-	"github.com/tkg-e2e/harness/framework/bootstrap"
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/packages"
+	"github.com/tkg-e2e/harness/framework/providers"
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // KubeconfigDir is where the run's kubeconfigs live: outside the artifacts
@@ -38,9 +40,9 @@ func images(cfg *config.Config) []capiclusterctl.ContainerImage {
 	return out
 }
 
-func providers(cfg *config.Config) bootstrap.Providers {
+func clusterctlProviders(cfg *config.Config) providers.Providers {
 	cc := cfg.Clusterctl
-	return bootstrap.Providers{Core: cc.CoreProvider, Bootstrap: cc.BootstrapProviders,
+	return providers.Providers{Core: cc.CoreProvider, Bootstrap: cc.BootstrapProviders,
 		ControlPlane: cc.ControlPlaneProviders, Infrastructure: cc.InfrastructureProviders}
 }
 
@@ -61,40 +63,39 @@ func createTimeouts(cfg *config.Config, stage string) clusters.CreateTimeouts {
 	}
 }
 
-// createCluster creates a Cluster API cluster of a role from the cluster that
-// manages it, records it in Env, and installs kapp-controller (and the local
-// package set when the config asks), so the packages stage has something real
-// to check.
+// createCluster provisions a Cluster API cluster of a role from the cluster
+// that manages it (images into CAPD nodes, `clusterctl init` for the
+// management cluster, kapp-controller and the local package set when the
+// config asks, so the packages stage has something real to check), and
+// records it in Env.
 func createCluster(ctx context.Context, env *Env, role string, spec config.WorkloadCluster, stage string, holder *Cluster) (*clusters.Cluster, error) {
 	cfg := env.Config
-	res, err := clusters.Create(ctx, clusters.CreateInput{
+	iv := func(k string) config.Interval { return cfg.MustInterval(stage, k) }
+	t := clusters.ProvisionTimeouts{CreateTimeouts: createTimeouts(cfg, stage), LoadImages: iv("apply").Timeout,
+		KappControllerApply: iv("apply").Timeout, KappControllerAvailable: iv("wait-kapp-controller").Timeout,
+		KappControllerAPIService: iv("wait-kapp-controller").Timeout}
+	if role == RoleManagement {
+		ctrl := iv("wait-controllers")
+		t.LoadImages, t.ProvidersInit, t.ProvidersReady = ctrl.Timeout, ctrl.Timeout, ctrl.Timeout
+	}
+	res, err := clusters.Provision(ctx, clusters.ProvisionInput{CreateInput: clusters.CreateInput{
 		Spec: clusters.Spec{Name: spec.Name, Namespace: spec.Namespace, KubernetesVersion: spec.KubernetesVersion, Flavor: spec.Flavor,
 			InfrastructureProvider: infraProvider(cfg), ControlPlaneMachineCount: int64(spec.ControlPlaneMachineCount),
 			WorkerMachineCount: int64(spec.WorkerMachineCount)},
 		Role: role, ManagementKubeconfig: holder.Kubeconfig, ClusterctlConfigPath: cfg.Clusterctl.ConfigPath,
 		CNIManifest: cfg.Addons.CNIManifest, KubeconfigPath: kubeconfigPath(env, spec.Name),
-		State: env.State, CreatedBy: stage, Timeouts: createTimeouts(cfg, stage), Progress: env.Out, Prefix: "[" + stage + "]",
-	})
+		State: env.State, CreatedBy: stage, Progress: env.Out, Prefix: "[" + stage + "]",
+	}, Images: images(cfg), Providers: clusterctlProviders(cfg), KappControllerManifest: cfg.Addons.KappControllerManifest,
+		PostAddons: func(ctx context.Context, k *kube.Cluster) error { return installLocalPackages(ctx, env, stage, k) },
+		Timeouts:   t})
+	if res != nil {
+		reportSteps(env, stage, res.Steps)
+	}
 	if err != nil {
 		return nil, err
 	}
-	reportSteps(env, stage, res.Steps)
 	env.SetCluster(&Cluster{Role: role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: res.Cluster.KubeconfigPath, Provider: infraProvider(cfg)})
 	return res.Cluster, nil
-}
-
-func installAddons(ctx context.Context, env *Env, stage string, c *clusters.Cluster) error {
-	cfg := env.Config
-	if cfg.Addons.KappControllerManifest == "" {
-		return nil
-	}
-	if err := clusters.InstallKappController(ctx, clusters.KappControllerInput{Cluster: c.Kube, Manifest: cfg.Addons.KappControllerManifest,
-		ClusterName: c.Name, ApplyTimeout: cfg.MustInterval(stage, "apply").Timeout,
-		ReadyTimeout: cfg.MustInterval(stage, "wait-kapp-controller").Timeout, Interval: cfg.MustInterval(stage, "wait-kapp-controller").Poll,
-		Progress: env.Out, Prefix: "[" + stage + "]"}); err != nil {
-		return err
-	}
-	return installLocalPackages(ctx, env, stage, c.Kube)
 }
 
 // attachCluster re-attaches to a cluster a kept run recorded, checking that
@@ -102,7 +103,7 @@ func installAddons(ctx context.Context, env *Env, stage string, c *clusters.Clus
 func attachCluster(ctx context.Context, env *Env, role string) error {
 	r, ok := env.State.Resource(clusters.ResourceKind, role)
 	if role == RoleBootstrap {
-		r, ok = env.State.Resource(bootstrap.ResourceKindCluster, role)
+		r, ok = env.State.Resource(kind.ResourceKind, role)
 	}
 	if !ok {
 		return fmt.Errorf("the state file lists no %s cluster", role)
@@ -126,7 +127,7 @@ func attachCluster(ctx context.Context, env *Env, role string) error {
 	return nil
 }
 
-func reportSteps(env *Env, stage string, steps []bootstrap.Step) {
+func reportSteps(env *Env, stage string, steps []wait.Step) {
 	for _, s := range steps {
 		env.Printf("[%s] step %-28s %6.1fs", stage, s.Name, s.Duration.Seconds())
 	}
@@ -153,20 +154,8 @@ func installLocalPackages(ctx context.Context, env *Env, stage string, k *kube.C
 		Progress: env.Out, Prefix: "[" + stage + "]"})
 }
 
-func addStepEntries(stage string, steps []bootstrap.Step) {
+func addStepEntries(stage string, steps []wait.Step) {
 	for _, s := range steps {
 		AddReportEntry(stage+"/"+s.Name, fmt.Sprintf("%.1fs", s.Duration.Seconds()), ReportEntryVisibilityNever)
 	}
-}
-
-// loadImages loads the configured images into a CAPD cluster's nodes (node
-// containers are labelled with the cluster name, as kind's are). Nodes of
-// other providers pull.
-func loadImages(ctx context.Context, env *Env, stage, cluster string) error {
-	if infraProvider(env.Config) != "docker" || len(env.Config.Images) == 0 {
-		return nil
-	}
-	_, err := bootstrap.LoadImages(ctx, bootstrap.LoadImagesInput{ClusterName: cluster, Images: images(env.Config),
-		Timeout: env.Config.MustInterval(stage, "apply").Timeout, Progress: env.Out, Prefix: "[" + stage + "]"})
-	return err
 }

@@ -41,22 +41,6 @@ func ManagementSpec(inputGetter func() ManagementSpecInput) {
 				if err != nil {
 					return err
 				}
-				ctrl := cfg.MustInterval(stages.Management, "wait-controllers")
-				res, err := clusters.PrepareManagement(ctx, clusters.PrepareManagementInput{
-					Cluster: c, Images: images(cfg), ClusterctlConfigPath: cfg.Clusterctl.ConfigPath, Providers: providers(cfg),
-					KappControllerManifest: cfg.Addons.KappControllerManifest,
-					Timeouts: clusters.PrepareManagementTimeouts{LoadImages: ctrl.Timeout, Init: ctrl.Timeout, ProvidersReady: ctrl.Timeout,
-						KappApply: cfg.MustInterval(stages.Management, "apply").Timeout,
-						KappReady: cfg.MustInterval(stages.Management, "wait-kapp-controller").Timeout, Interval: ctrl.Poll},
-					Progress: env.Out, Prefix: "[management]",
-				})
-				if err != nil {
-					return err
-				}
-				reportSteps(env, stages.Management, res.Steps)
-				if err := installLocalPackages(ctx, env, stages.Management, c.Kube); err != nil {
-					return err
-				}
 				if input.PostCreate != nil {
 					input.PostCreate(ctx, c)
 				}

@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/tkg-e2e/harness/framework/bootstrap"
+	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/move"
 	"github.com/tkg-e2e/harness/framework/stages"
 )
@@ -58,7 +58,7 @@ func MoveSpec(inputGetter func() MoveSpecInput) {
 				if input.KeepBootstrap {
 					return nil
 				}
-				if err := bootstrap.DeleteKindCluster(ctx, bootstrap.DeleteKindClusterInput{Name: from.Name, KubeconfigPath: from.Kubeconfig,
+				if err := kind.Delete(ctx, kind.DeleteInput{Name: from.Name, KubeconfigPath: from.Kubeconfig,
 					State: env.State, Timeout: cfg.MustInterval("cleanup", "wait-delete").Timeout, Progress: env.Out, Prefix: "[move]"}); err != nil {
 					return fmt.Errorf("the move passed but deleting the kind cluster failed: %w", err)
 				}
@@ -84,11 +84,7 @@ func reportMove(env *Env, res *move.Result) {
 		fmt.Fprintf(&b, "differences: %s\n", strings.Join(res.Diff, "; "))
 	}
 	fmt.Fprintf(&b, "machines before: %d, after: %d\n", len(res.MachinesBefore), len(res.MachinesAfter))
-	steps := make([]bootstrap.Step, 0, len(res.Steps))
-	for _, s := range res.Steps {
-		steps = append(steps, bootstrap.Step{Name: s.Name, Duration: s.Duration})
-	}
-	reportSteps(env, stages.Move, steps)
+	reportSteps(env, stages.Move, res.Steps)
 	AddReportEntry("move inventory", b.String())
 	env.Printf("[move] inventory:\n%s", b.String())
 }

@@ -8,6 +8,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/tkg-e2e/harness/framework/cleanup"
+	"github.com/tkg-e2e/harness/framework/clusters"
+	"github.com/tkg-e2e/harness/framework/kind"
+	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/vsphere"
 )
 
@@ -58,8 +61,13 @@ func SuiteTeardown(ctx context.Context, env *Env) {
 		}
 	}
 	iv := env.Config.MustInterval("cleanup", "wait-delete")
-	if err := cleanup.All(ctx, cleanup.Input{State: env.State, ClusterDeleteTimeout: iv.Timeout, KindDeleteTimeout: iv.Timeout,
-		Interval: iv.Poll, Progress: env.Out, Prefix: "[cleanup]"}); err != nil {
+	if err := cleanup.All(ctx, cleanup.Input{State: env.State, Progress: env.Out, Prefix: "[cleanup]",
+		Deleters: map[string]cleanup.Deleter{
+			kind.ResourceKind:     kind.Deleter(iv.Timeout, env.Out, "[cleanup]"),
+			clusters.ResourceKind: clusters.Deleter(iv.Timeout, iv.Poll, env.Out, "[cleanup]"),
+		},
+		LeakChecks: []cleanup.LeakCheck{node.LeakCheck(kind.ResourceKind, clusters.ResourceKind), kind.LeakCheck(kind.ResourceKind, clusters.ResourceKind)},
+	}); err != nil {
 		Fail(fmt.Sprintf("cleanup: %v\nThe state file %s lists what may remain, with the commands to delete it.", err, env.State.Path()))
 	}
 	_ = os.RemoveAll(KubeconfigDir(env))

@@ -39,12 +39,6 @@ func WorkloadSpec(inputGetter func() WorkloadSpecInput) {
 				if err != nil {
 					return err
 				}
-				if err := loadImages(ctx, env, stages.Workload, c.Name); err != nil {
-					return err
-				}
-				if err := installAddons(ctx, env, stages.Workload, c); err != nil {
-					return err
-				}
 				if input.PostCreate != nil {
 					input.PostCreate(ctx, c)
 				}

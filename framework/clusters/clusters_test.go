@@ -31,9 +31,22 @@ func TestCreateValidatesInput(t *testing.T) {
 	}
 }
 
-func TestCreateNeedsALoadTimeoutWithImages(t *testing.T) {
-	_, err := Create(t.Context(), CreateInput{Images: []clusterctl.ContainerImage{{Name: "busybox:1.35.0"}}})
-	if err == nil || !strings.Contains(err.Error(), "Timeouts.LoadImages must be > 0 when Images are given") {
-		t.Fatalf("got %v", err)
+func TestProvisionNamesEachMissingTimeout(t *testing.T) {
+	in := ProvisionInput{CreateInput: CreateInput{Spec: Spec{InfrastructureProvider: "docker:v1.14.0"}, Role: RoleManagement},
+		Images: []clusterctl.ContainerImage{{Name: "busybox:1.35.0"}}, KappControllerManifest: "kapp.yaml"}
+	_, err := Provision(t.Context(), in)
+	for _, want := range []string{"clusters.Create: invalid input", "Timeouts.Apply must be > 0", "Timeouts.ClusterAvailable must be > 0",
+		"clusters.Provision: invalid input", "Timeouts.LoadImages must be > 0", "Timeouts.ProvidersInit must be > 0",
+		"Timeouts.ProvidersReady must be > 0", "Timeouts.KappControllerApply must be > 0", "Timeouts.KappControllerAvailable must be > 0",
+		"Timeouts.KappControllerAPIService must be > 0", "Providers.Infrastructure is empty"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %q", err, want)
+		}
+	}
+	// A workload cluster of another provider needs neither image nor provider timeouts.
+	in = ProvisionInput{CreateInput: CreateInput{Spec: Spec{InfrastructureProvider: "vsphere"}, Role: RoleWorkload},
+		Images: []clusterctl.ContainerImage{{Name: "busybox:1.35.0"}}}
+	if err := in.validate(); err != nil {
+		t.Errorf("workload on vsphere: %v", err)
 	}
 }

@@ -11,8 +11,8 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tkg-e2e/harness/framework/bootstrap"
 	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
@@ -74,16 +74,12 @@ func Delete(ctx context.Context, in DeleteInput) error {
 					parts = append(parts, fmt.Sprintf("%d machines: %s", len(ms), strings.Join(mm, ", ")))
 				}
 			}
-			cs, err := bootstrap.ClusterContainers(ctx, in.Name)
+			cs, err := node.ClusterContainers(ctx, in.Name)
 			if err != nil {
 				return false, "", err
 			}
 			if len(cs) > 0 {
-				var n []string
-				for _, c := range cs {
-					n = append(n, c.Name)
-				}
-				parts = append(parts, fmt.Sprintf("%d containers: %s", len(cs), strings.Join(n, ", ")))
+				parts = append(parts, fmt.Sprintf("%d containers: %s", len(cs), strings.Join(node.Names(cs), ", ")))
 			}
 			if gone && len(cs) == 0 {
 				return true, "Cluster and containers gone", nil
@@ -100,4 +96,43 @@ func Delete(ctx context.Context, in DeleteInput) error {
 		}
 	}
 	return nil
+}
+
+// Deleter returns cleanup's deleter of capi-cluster resources: through the
+// cluster that holds the Cluster object (Delete, bounded by timeout). When
+// that cluster does not answer, or the cluster is self-hosted (a management
+// cluster after `clusterctl move`, which cannot delete itself), its node and
+// load balancer containers are removed by docker label instead. Cleanup
+// marks the resource deleted.
+func Deleter(timeout, interval time.Duration, progress io.Writer, prefix string) func(ctx context.Context, r run.Resource) (string, error) {
+	return func(ctx context.Context, r run.Resource) (string, error) {
+		p := wait.Printer{W: progress, Prefix: prefix}
+		selfHosted := r.Attributes[AttrSelfHosted] == "true"
+		if managedBy := r.Attributes[AttrManagedBy]; !selfHosted && managedBy != "" {
+			mgmt, err := kube.Connect(managedBy)
+			if err == nil {
+				err = mgmt.Ready(ctx)
+			}
+			if err == nil {
+				err = Delete(ctx, DeleteInput{Management: mgmt, Namespace: r.Namespace, Name: r.Name,
+					Timeout: timeout, Interval: interval, Progress: progress, Prefix: prefix})
+				if err == nil {
+					return "deleted through its management cluster", nil
+				}
+				if ctx.Err() != nil {
+					return "", err
+				}
+			}
+			p.Printf("cleanup: %s: cannot delete through %s (%v); removing its containers", r.Key(), managedBy, err)
+		}
+		removed, err := node.RemoveClusterContainers(ctx, r.Name)
+		if err != nil {
+			return "", err
+		}
+		how := fmt.Sprintf("removed %d containers by label %s=%s", len(removed), node.ClusterLabel, r.Name)
+		if selfHosted {
+			how += " (self-hosted)"
+		}
+		return how, nil
+	}
 }

@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/cleanup"
+	"github.com/tkg-e2e/harness/framework/clusters"
+	"github.com/tkg-e2e/harness/framework/kind"
+	"github.com/tkg-e2e/harness/framework/node"
 	runstate "github.com/tkg-e2e/harness/framework/run"
 )
 
@@ -38,8 +41,13 @@ func cleanupCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := cleanup.All(ctx, cleanup.Input{State: state, ClusterDeleteTimeout: *timeout, KindDeleteTimeout: *timeout,
-		Interval: 2 * time.Second, Progress: stdout, Prefix: "[cleanup]"}); err != nil {
+	if err := cleanup.All(ctx, cleanup.Input{State: state, Progress: stdout, Prefix: "[cleanup]",
+		Deleters: map[string]cleanup.Deleter{
+			kind.ResourceKind:     kind.Deleter(*timeout, stdout, "[cleanup]"),
+			clusters.ResourceKind: clusters.Deleter(*timeout, 2*time.Second, stdout, "[cleanup]"),
+		},
+		LeakChecks: []cleanup.LeakCheck{node.LeakCheck(kind.ResourceKind, clusters.ResourceKind), kind.LeakCheck(kind.ResourceKind, clusters.ResourceKind)},
+	}); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
