@@ -13,7 +13,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -65,25 +64,9 @@ type CreateTimeouts struct {
 }
 
 func (t CreateTimeouts) validate() []string {
-	return unset("Timeouts.", timeout{"Apply", t.Apply}, timeout{"APIReachable", t.APIReachable}, timeout{"CNI", t.CNI},
-		timeout{"ControlPlaneInitialized", t.ControlPlaneInitialized}, timeout{"MachinesRunning", t.MachinesRunning},
-		timeout{"NodesReady", t.NodesReady}, timeout{"ClusterAvailable", t.ClusterAvailable})
-}
-
-type timeout struct {
-	field string
-	d     time.Duration
-}
-
-// unset names every timeout that is not > 0, each under prefix+field.
-func unset(prefix string, ts ...timeout) []string {
-	var errs []string
-	for _, t := range ts {
-		if t.d <= 0 {
-			errs = append(errs, fmt.Sprintf("%s%s must be > 0 (set it from the config intervals)", prefix, t.field))
-		}
-	}
-	return errs
+	return wait.Timeouts{"Apply": t.Apply, "APIReachable": t.APIReachable, "CNI": t.CNI,
+		"ControlPlaneInitialized": t.ControlPlaneInitialized, "MachinesRunning": t.MachinesRunning,
+		"NodesReady": t.NodesReady, "ClusterAvailable": t.ClusterAvailable}.Missing("Timeouts.")
 }
 
 // CreateInput is the input of Create.
@@ -121,11 +104,7 @@ func (in *CreateInput) validate() error {
 	if in.State == nil {
 		errs = append(errs, "State is nil (resources are recorded in the run state before they are created; use run.New)")
 	}
-	errs = append(errs, in.Timeouts.validate()...)
-	if len(errs) > 0 {
-		return fmt.Errorf("clusters.Create: invalid input: %s", strings.Join(errs, "; "))
-	}
-	return nil
+	return wait.Invalid("clusters.Create", append(errs, in.Timeouts.validate()...))
 }
 
 // Cluster is a Cluster API cluster the harness created or attached to.
@@ -165,9 +144,6 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 		return nil, err
 	}
 	res := &CreateResult{}
-	step := func(name string, start time.Time) {
-		res.Steps = append(res.Steps, wait.Step{Name: name, Duration: time.Since(start)})
-	}
 	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	mgmt, err := kube.Connect(in.ManagementKubeconfig)
 	if err != nil {
@@ -194,7 +170,7 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generated template of %s: %w", in.Name, err)
 	}
-	step("generate", start)
+	res.Steps.Since("generate", start)
 
 	key := run.Resource{Kind: ResourceKind, Namespace: in.Namespace, Name: in.Name}.Key()
 	if err := in.State.PutResource(run.Resource{
@@ -218,7 +194,7 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 		Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 		return res, err
 	}
-	step("apply", start)
+	res.Steps.Since("apply", start)
 
 	start = time.Now()
 	wl, err := WaitAPI(ctx, WaitAPIInput{Management: mgmt, Namespace: in.Namespace, Name: in.Name, KubeconfigPath: in.KubeconfigPath,
@@ -226,7 +202,7 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 	if err != nil {
 		return res, err
 	}
-	step("api-reachable", start)
+	res.Steps.Since("api-reachable", start)
 	c := &Cluster{Name: in.Name, Namespace: in.Namespace, KubeconfigPath: in.KubeconfigPath, Kube: wl, Management: mgmt}
 	res.Cluster = c
 
@@ -237,14 +213,14 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 			return res, err
 		}
 		p.Printf("applied CNI (%d objects from %s) to %s", len(cniObjs), in.CNIManifest, in.Name)
-		step("cni", start)
+		res.Steps.Since("cni", start)
 	}
 
 	start = time.Now()
 	if err := waitCluster(ctx, mgmt, in, "control plane of "+in.Name+" initialized", in.Timeouts.ControlPlaneInitialized, ControlPlaneInitialized); err != nil {
 		return res, err
 	}
-	step("control-plane-initialized", start)
+	res.Steps.Since("control-plane-initialized", start)
 
 	start = time.Now()
 	want := int(in.ControlPlaneMachineCount + in.WorkerMachineCount)
@@ -261,20 +237,20 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 		}); err != nil {
 		return res, err
 	}
-	step("machines-running", start)
+	res.Steps.Since("machines-running", start)
 
 	start = time.Now()
 	if err := kube.WaitNodesReady(ctx, kube.NodesInput{Cluster: wl, Count: want, What: fmt.Sprintf("%d nodes of %s Ready", want, in.Name),
 		Timeout: in.Timeouts.NodesReady, Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 		return res, err
 	}
-	step("nodes-ready", start)
+	res.Steps.Since("nodes-ready", start)
 
 	start = time.Now()
 	if err := waitCluster(ctx, mgmt, in, "Cluster "+in.Name+" Available", in.Timeouts.ClusterAvailable, Available); err != nil {
 		return res, err
 	}
-	step("cluster-available", start)
+	res.Steps.Since("cluster-available", start)
 	if err := in.State.SetResourceState(key, "ready"); err != nil {
 		return res, err
 	}

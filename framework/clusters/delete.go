@@ -13,7 +13,6 @@ import (
 
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/node"
-	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
@@ -23,8 +22,6 @@ type DeleteInput struct {
 	Management *kube.Cluster
 	Namespace  string
 	Name       string
-	// State, if set, gets the resource marked deleted.
-	State *run.State
 	// Timeout bounds the deletion, from the delete request until the Cluster
 	// object and its containers are gone.
 	Timeout  time.Duration
@@ -54,7 +51,7 @@ func Delete(ctx context.Context, in DeleteInput) error {
 			}
 		}
 	}
-	err = wait.For(ctx, wait.Options{What: fmt.Sprintf("Cluster %s/%s and its containers deleted", in.Namespace, in.Name),
+	return wait.For(ctx, wait.Options{What: fmt.Sprintf("Cluster %s/%s and its containers deleted", in.Namespace, in.Name),
 		Timeout: in.Timeout, Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix},
 		func(ctx context.Context) (bool, string, error) {
 			var parts []string
@@ -86,53 +83,4 @@ func Delete(ctx context.Context, in DeleteInput) error {
 			}
 			return false, strings.Join(parts, "; "), nil
 		})
-	if err != nil {
-		return err
-	}
-	if in.State != nil {
-		key := run.Resource{Kind: ResourceKind, Namespace: in.Namespace, Name: in.Name}.Key()
-		if _, ok := in.State.Resource(ResourceKind, in.Name); ok {
-			return in.State.SetResourceState(key, "deleted")
-		}
-	}
-	return nil
-}
-
-// Deleter returns cleanup's deleter of capi-cluster resources: through the
-// cluster that holds the Cluster object (Delete, bounded by timeout). When
-// that cluster does not answer, or the cluster is self-hosted (a management
-// cluster after `clusterctl move`, which cannot delete itself), its node and
-// load balancer containers are removed by docker label instead. Cleanup
-// marks the resource deleted.
-func Deleter(timeout, interval time.Duration, progress io.Writer, prefix string) func(ctx context.Context, r run.Resource) (string, error) {
-	return func(ctx context.Context, r run.Resource) (string, error) {
-		p := wait.Printer{W: progress, Prefix: prefix}
-		selfHosted := r.Attributes[AttrSelfHosted] == "true"
-		if managedBy := r.Attributes[AttrManagedBy]; !selfHosted && managedBy != "" {
-			mgmt, err := kube.Connect(managedBy)
-			if err == nil {
-				err = mgmt.Ready(ctx)
-			}
-			if err == nil {
-				err = Delete(ctx, DeleteInput{Management: mgmt, Namespace: r.Namespace, Name: r.Name,
-					Timeout: timeout, Interval: interval, Progress: progress, Prefix: prefix})
-				if err == nil {
-					return "deleted through its management cluster", nil
-				}
-				if ctx.Err() != nil {
-					return "", err
-				}
-			}
-			p.Printf("cleanup: %s: cannot delete through %s (%v); removing its containers", r.Key(), managedBy, err)
-		}
-		removed, err := node.RemoveClusterContainers(ctx, r.Name)
-		if err != nil {
-			return "", err
-		}
-		how := fmt.Sprintf("removed %d containers by label %s=%s", len(removed), node.ClusterLabel, r.Name)
-		if selfHosted {
-			how += " (self-hosted)"
-		}
-		return how, nil
-	}
 }

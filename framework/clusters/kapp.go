@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // KappControllerAPIService is the aggregated API kapp-controller serves
@@ -45,10 +45,10 @@ func InstallKappController(ctx context.Context, in KappControllerInput) error {
 	if in.Manifest == "" {
 		errs = append(errs, "Manifest is empty (path or URL of kapp-controller's release manifest, e.g. $KAPP_CONTROLLER_MANIFEST)")
 	}
-	errs = append(errs, unset("", timeout{"ApplyTimeout", in.ApplyTimeout}, timeout{"AvailableTimeout", in.AvailableTimeout},
-		timeout{"APIServiceTimeout", in.APIServiceTimeout})...)
-	if len(errs) > 0 {
-		return fmt.Errorf("clusters.InstallKappController: invalid input: %s", strings.Join(errs, "; "))
+	errs = append(errs, wait.Timeouts{"ApplyTimeout": in.ApplyTimeout, "AvailableTimeout": in.AvailableTimeout,
+		"APIServiceTimeout": in.APIServiceTimeout}.Missing("")...)
+	if err := wait.Invalid("clusters.InstallKappController", errs); err != nil {
+		return err
 	}
 	raw, err := kube.ReadManifest(ctx, in.Manifest)
 	if err != nil {

@@ -3,7 +3,6 @@ package clusters
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -61,26 +60,22 @@ func (in *ProvisionInput) loadsImages() bool {
 }
 
 func (in *ProvisionInput) validate() error {
-	t := in.Timeouts
-	var ts []timeout
+	t, need := in.Timeouts, wait.Timeouts{}
 	if in.loadsImages() {
-		ts = append(ts, timeout{"LoadImages", t.LoadImages})
+		need["LoadImages"] = t.LoadImages
 	}
 	if in.Role == RoleManagement {
-		ts = append(ts, timeout{"ProvidersInit", t.ProvidersInit}, timeout{"ProvidersReady", t.ProvidersReady})
+		need["ProvidersInit"], need["ProvidersReady"] = t.ProvidersInit, t.ProvidersReady
 	}
 	if in.KappControllerManifest != "" {
-		ts = append(ts, timeout{"KappControllerApply", t.KappControllerApply}, timeout{"KappControllerAvailable", t.KappControllerAvailable},
-			timeout{"KappControllerAPIService", t.KappControllerAPIService})
+		need["KappControllerApply"], need["KappControllerAvailable"] = t.KappControllerApply, t.KappControllerAvailable
+		need["KappControllerAPIService"] = t.KappControllerAPIService
 	}
-	errs := unset("Timeouts.", ts...)
+	errs := need.Missing("Timeouts.")
 	if in.Role == RoleManagement && len(in.Providers.Infrastructure) == 0 {
 		errs = append(errs, "Providers.Infrastructure is empty (a management cluster gets its providers with clusterctl init)")
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("clusters.Provision: invalid input: %s", strings.Join(errs, "; "))
-	}
-	return nil
+	return wait.Invalid("clusters.Provision", errs)
 }
 
 // ProvisionResult is what Provision returns.

@@ -8,7 +8,6 @@ package kind
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -85,12 +84,7 @@ func (in *CreateInput) validate() error {
 	if in.State == nil {
 		errs = append(errs, "State is nil (resources are recorded in the run state before they are created; use run.New)")
 	}
-	if in.Timeout <= 0 {
-		errs = append(errs, "Timeout must be > 0 (set it from the config intervals)")
-	}
-	if in.NodesReadyTimeout <= 0 {
-		errs = append(errs, "NodesReadyTimeout must be > 0 (set it from the config intervals)")
-	}
+	errs = append(errs, wait.Timeouts{"Timeout": in.Timeout, "NodesReadyTimeout": in.NodesReadyTimeout}.Missing("")...)
 	if in.MountDockerSocket {
 		if in.DockerSocket == "" {
 			in.DockerSocket = DefaultDockerSocket
@@ -99,10 +93,7 @@ func (in *CreateInput) validate() error {
 			errs = append(errs, fmt.Sprintf("DockerSocket: %v (CAPD needs the docker socket; is docker running?)", err))
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("kind.Create: invalid input: %s", strings.Join(errs, "; "))
-	}
-	return nil
+	return wait.Invalid("kind.Create", errs)
 }
 
 // DeleteHint is the command that deletes a kind cluster by hand.
@@ -231,7 +222,7 @@ func Delete(ctx context.Context, in DeleteInput) error {
 		return fmt.Errorf("kind.Delete: invalid input: %w", err)
 	}
 	if in.Timeout <= 0 {
-		return errors.New("kind.Delete: invalid input: Timeout must be > 0")
+		return wait.Invalid("kind.Delete", []string{"Timeout must be > 0"})
 	}
 	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	kcPath := in.KubeconfigPath

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -54,13 +53,8 @@ func (in LoadImagesInput) validate() error {
 				clusterctl.MustLoadImage, clusterctl.TryLoadImage))
 		}
 	}
-	if in.Timeout <= 0 {
-		errs = append(errs, "Timeout must be > 0 (set it from the config intervals)")
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("node.LoadImages: invalid input: %s", strings.Join(errs, "; "))
-	}
-	return nil
+	errs = append(errs, wait.Timeouts{"Timeout": in.Timeout}.Missing("")...)
+	return wait.Invalid("node.LoadImages", errs)
 }
 
 // LoadImagesResult says what happened to each image.
@@ -180,15 +174,10 @@ func LoadImages(ctx context.Context, in LoadImagesInput) (*LoadImagesResult, err
 		return res, nil
 	}
 
-	dir, err := os.MkdirTemp("", "harness-images-")
-	if err != nil {
-		return res, err
-	}
-	defer os.RemoveAll(dir)
 	start := time.Now()
 	p.Printf("loading %d images into %d node(s) of %s", len(toLoad), len(nodes), in.ClusterName)
 	for _, im := range toLoad {
-		if err := loadOne(ctx, dir, im); err != nil {
+		if err := loadOne(ctx, im); err != nil {
 			if ctx.Err() != nil {
 				return res, fmt.Errorf("loading images into %s: interrupted: %w", in.ClusterName, context.Cause(ctx))
 			}
@@ -206,16 +195,21 @@ func LoadImages(ctx context.Context, in LoadImagesInput) (*LoadImagesResult, err
 
 // loadOne saves one image (the Runtime saves one image per archive) and
 // imports it into the nodes missing it, in parallel.
-func loadOne(ctx context.Context, dir string, im *image) error {
+func loadOne(ctx context.Context, im *image) error {
 	rt, err := runtime(ctx)
 	if err != nil {
 		return err
 	}
-	tar := filepath.Join(dir, "image.tar")
+	f, err := os.CreateTemp("", "harness-image-*.tar")
+	if err != nil {
+		return err
+	}
+	tar := f.Name()
+	f.Close()
+	defer os.Remove(tar)
 	if err := rt.SaveContainerImage(ctx, im.name, tar); err != nil {
 		return fmt.Errorf("saving %s: %w", im.name, err)
 	}
-	defer os.Remove(tar)
 	var wg sync.WaitGroup
 	errs := make([]error, len(im.missing))
 	for i, n := range im.missing {

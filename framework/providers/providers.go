@@ -89,16 +89,8 @@ func (in *InitInput) validate() error {
 	if len(in.Providers.Infrastructure) == 0 {
 		errs = append(errs, "Providers.Infrastructure is empty (e.g. [docker])")
 	}
-	if in.InitTimeout <= 0 {
-		errs = append(errs, "InitTimeout must be > 0 (set it from the config intervals)")
-	}
-	if in.WaitTimeout <= 0 {
-		errs = append(errs, "WaitTimeout must be > 0 (set it from the config intervals)")
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("providers.Init: invalid input: %s", strings.Join(errs, "; "))
-	}
-	return nil
+	errs = append(errs, wait.Timeouts{"InitTimeout": in.InitTimeout, "WaitTimeout": in.WaitTimeout}.Missing("")...)
+	return wait.Invalid("providers.Init", errs)
 }
 
 // Result says what Init did.

@@ -23,8 +23,13 @@ type Steps []Step
 func (s *Steps) Time(name string, f func() error) error {
 	start := time.Now()
 	err := f()
-	*s = append(*s, Step{Name: name, Duration: time.Since(start)})
+	s.Since(name, start)
 	return err
+}
+
+// Since appends the step name as lasting from start until now.
+func (s *Steps) Since(name string, start time.Time) {
+	*s = append(*s, Step{Name: name, Duration: time.Since(start)})
 }
 
 func (s Steps) String() string {
