@@ -3,8 +3,12 @@ package clusters
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
+	"sigs.k8s.io/cluster-api/test/infrastructure/container"
+
+	"github.com/tkg-e2e/harness/framework/run"
 )
 
 func TestMachinesSummarySaysWhichMachineIsBehind(t *testing.T) {
@@ -48,5 +52,25 @@ func TestProvisionNamesEachMissingTimeout(t *testing.T) {
 		Images: []clusterctl.ContainerImage{{Name: "busybox:1.35.0"}}}
 	if err := in.validate(); err != nil {
 		t.Errorf("workload on vsphere: %v", err)
+	}
+}
+
+func TestDeleterRemovesTheContainersOfASelfHostedCluster(t *testing.T) {
+	rt, err := container.NewFakeClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := container.RuntimeInto(t.Context(), rt)
+	del := Deleter(time.Second, time.Second, nil, "")
+	how, err := del(ctx, run.Resource{Kind: ResourceKind, Namespace: "ns", Name: "h4e-mgmt",
+		Attributes: map[string]string{AttrManagedBy: "/nonexistent/kubeconfig", AttrSelfHosted: "true"}})
+	if err != nil || how != "removed 0 containers by label io.x-k8s.kind.cluster=h4e-mgmt (self-hosted)" {
+		t.Fatalf("how %q, err %v", how, err)
+	}
+	// A management cluster that does not answer: its containers go instead.
+	how, err = del(ctx, run.Resource{Kind: ResourceKind, Namespace: "ns", Name: "h4e-wl",
+		Attributes: map[string]string{AttrManagedBy: "/nonexistent/kubeconfig"}})
+	if err != nil || how != "removed 0 containers by label io.x-k8s.kind.cluster=h4e-wl" {
+		t.Fatalf("how %q, err %v", how, err)
 	}
 }

@@ -47,6 +47,10 @@ type nodeCmd struct {
 	in   container.ExecContainerInput
 }
 
+// Run execs through the Runtime. Its ExecContainer stops waiting for a
+// command that outlives its input by five minutes (it polls 600 times, every
+// half second): ample for one image's `ctr import`, which is why images are
+// imported one archive at a time.
 func (c *nodeCmd) Run() error {
 	in := c.in
 	return execIn(c.ctx, c.node, &in, c.argv...)
