@@ -10,7 +10,11 @@ import (
 
 	"github.com/tkg-e2e/harness/framework/bootstrap"
 	"github.com/tkg-e2e/harness/framework/cleanup"
+	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/kind"
+	"github.com/tkg-e2e/harness/framework/node"
+	"github.com/tkg-e2e/harness/framework/providers"
 	"github.com/tkg-e2e/harness/framework/stages"
 )
 
@@ -18,7 +22,7 @@ import (
 var Bootstrap = Stage{
 	Definition: stages.Definition{Name: "bootstrap", Category: stages.Infrastructure,
 		Intervals: []string{"create-kind", "wait-kind-nodes", "load-images", "init-providers", "wait-providers"},
-		Kinds:     []string{bootstrap.ResourceKindCluster},
+		Kinds:     []string{kind.ResourceKind},
 		Doc:       "kind cluster (kind as a library), images loaded, `clusterctl init` with cert-manager and the providers"},
 	Spec: func(ctx context.Context, env func() *Env) {
 		BootstrapSpec(ctx, func() BootstrapSpecInput {
@@ -26,16 +30,19 @@ var Bootstrap = Stage{
 			cfg := e.Config
 			iv := func(k string) config.Interval { return e.Interval("bootstrap", k) }
 			return BootstrapSpecInput{Env: e, Name: cfg.Clusters.Bootstrap.Name, NodeImage: cfg.Clusters.Bootstrap.NodeImage,
-				Images: images(cfg), ClusterctlConfigPath: cfg.Clusterctl.ConfigPath, Providers: providers(cfg),
+				Images: images(cfg), ClusterctlConfigPath: cfg.Clusterctl.ConfigPath, Providers: providersOf(cfg),
 				Timeouts: bootstrap.Timeouts{Create: iv("create-kind").Timeout, NodesReady: iv("wait-kind-nodes").Timeout,
 					LoadImages: iv("load-images").Timeout, Init: iv("init-providers").Timeout,
 					ProvidersReady: iv("wait-providers").Timeout, Interval: iv("wait-providers").Poll}}
 		})
 	},
 	Cleanup: func(o CleanupOptions) StageCleanup {
+		// The leak checks cover every cluster of the run: kind's and
+		// CAPD's nodes are containers on this host either way.
 		return StageCleanup{
-			Deleters:   map[string]cleanup.Deleter{bootstrap.ResourceKindCluster: cleanup.KindDeleter(o.KindTimeout, o.Progress, o.Prefix)},
-			LeakChecks: []cleanup.LeakCheck{cleanup.DockerLeakCheck},
+			Deleters: map[string]cleanup.Deleter{kind.ResourceKind: kind.Deleter(o.KindTimeout, o.Progress, o.Prefix)},
+			LeakChecks: []cleanup.LeakCheck{node.LeakCheck(kind.ResourceKind, clusters.ResourceKind),
+				kind.LeakCheck(kind.ResourceKind, clusters.ResourceKind)},
 		}
 	},
 }
@@ -48,7 +55,7 @@ type BootstrapSpecInput struct {
 	// Images are loaded into the kind node before `clusterctl init`.
 	Images               []capiclusterctl.ContainerImage
 	ClusterctlConfigPath string
-	Providers            bootstrap.Providers
+	Providers            providers.Providers
 	Timeouts             bootstrap.Timeouts
 	// PostInit runs once the providers are Available on the kind cluster.
 	PostInit func(ctx context.Context, kubeconfig string)

@@ -9,11 +9,11 @@ import (
 	. "github.com/onsi/gomega"
 	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
-	"github.com/tkg-e2e/harness/framework/bootstrap"
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/providers"
 )
 
 // ClusterSpecInput is the input of ClusterSpec: one Cluster API cluster of a
@@ -41,7 +41,7 @@ type ClusterSpecInput struct {
 	Images []capiclusterctl.ContainerImage
 	// Providers, when set, are installed with `clusterctl init`: the cluster
 	// becomes a management cluster that can take over with `clusterctl move`.
-	Providers *bootstrap.Providers
+	Providers *providers.Providers
 	// PostAddons runs once kapp-controller is Available (the local package set).
 	PostAddons func(ctx context.Context, k *kube.Cluster) error
 	Timeouts   ClusterTimeouts
@@ -80,7 +80,7 @@ func clusterInput(env *Env, stage, role, holderRole string, spec config.Workload
 		CNIManifest: cfg.Addons.CNIManifest, KappControllerManifest: cfg.Addons.KappControllerManifest,
 		Images: images(cfg), Timeouts: clusterTimeouts(env, stage, management)}
 	if management {
-		p := providers(cfg)
+		p := providersOf(cfg)
 		in.Providers = &p
 	}
 	if cfg.Packages.InstallLocalSet {
@@ -95,7 +95,7 @@ func clusterInput(env *Env, stage, role, holderRole string, spec config.Workload
 // manages them (or removes their node containers when it does not answer).
 func capiClusterCleanup(o CleanupOptions) StageCleanup {
 	return StageCleanup{Deleters: map[string]cleanup.Deleter{
-		clusters.ResourceKind: cleanup.ClusterDeleter(o.ClusterTimeout, o.Interval, o.Progress, o.Prefix)}}
+		clusters.ResourceKind: clusters.Deleter(o.ClusterTimeout, o.Interval, o.Progress, o.Prefix)}}
 }
 
 func (in ClusterSpecInput) validate() error {

@@ -3,19 +3,20 @@ package suites
 import (
 	"context"
 	"fmt"
-	"time"
 
 	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
-	"github.com/tkg-e2e/harness/framework/bootstrap"
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
+	kindpkg "github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/packages"
+	"github.com/tkg-e2e/harness/framework/providers"
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // Step is one timed step of a stage.
-type Step = bootstrap.Step
+type Step = wait.Step
 
 func images(cfg *config.Config) []capiclusterctl.ContainerImage {
 	var out []capiclusterctl.ContainerImage
@@ -25,9 +26,9 @@ func images(cfg *config.Config) []capiclusterctl.ContainerImage {
 	return out
 }
 
-func providers(cfg *config.Config) bootstrap.Providers {
+func providersOf(cfg *config.Config) providers.Providers {
 	cc := cfg.Clusterctl
-	return bootstrap.Providers{Core: cc.CoreProvider, Bootstrap: cc.BootstrapProviders,
+	return providers.Providers{Core: cc.CoreProvider, Bootstrap: cc.BootstrapProviders,
 		ControlPlane: cc.ControlPlaneProviders, Infrastructure: cc.InfrastructureProviders}
 }
 
@@ -38,78 +39,44 @@ func infraProvider(cfg *config.Config) string {
 	return ""
 }
 
-// provision runs the one cluster lifecycle path and records the cluster in the Env.
+// provision runs the one cluster lifecycle path (clusters.Provision) and
+// records the cluster in the Env as soon as it exists, so a failure later in
+// the path still collects its artifacts.
 func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cluster, []Step, error) {
 	t := in.Timeouts
 	spec := in.Cluster
-	res, err := clusters.Create(ctx, clusters.CreateInput{
-		Spec: clusters.Spec{Name: spec.Name, Namespace: spec.Namespace, KubernetesVersion: spec.KubernetesVersion, Flavor: spec.Flavor,
-			InfrastructureProvider: in.InfrastructureProvider, ControlPlaneMachineCount: int64(spec.ControlPlaneMachineCount),
-			WorkerMachineCount: int64(spec.WorkerMachineCount)},
-		Role: in.Role, ManagementKubeconfig: in.Holder.Kubeconfig, ClusterctlConfigPath: in.ClusterctlConfigPath,
-		CNIManifest: in.CNIManifest, KubeconfigPath: env.KubeconfigPath(spec.Name),
-		State: env.State, CreatedBy: in.Stage,
-		Timeouts: clusters.CreateTimeouts{Apply: t.Apply.Timeout, APIReachable: t.WaitAPI.Timeout, CNI: t.ApplyCNI.Timeout,
-			ControlPlaneInitialized: t.WaitControlPlane.Timeout, MachinesRunning: t.WaitMachines.Timeout,
-			NodesReady: t.WaitNodes.Timeout, ClusterAvailable: t.WaitCluster.Timeout, Interval: t.WaitMachines.Poll},
-		Progress: env.Out, Prefix: "[" + in.Stage + "]",
-	})
-	if err != nil {
-		if res != nil {
-			return nil, res.Steps, err
-		}
+	pin := clusters.ProvisionInput{
+		CreateInput: clusters.CreateInput{
+			Spec: clusters.Spec{Name: spec.Name, Namespace: spec.Namespace, KubernetesVersion: spec.KubernetesVersion, Flavor: spec.Flavor,
+				InfrastructureProvider: in.InfrastructureProvider, ControlPlaneMachineCount: int64(spec.ControlPlaneMachineCount),
+				WorkerMachineCount: int64(spec.WorkerMachineCount)},
+			Role: in.Role, ManagementKubeconfig: in.Holder.Kubeconfig, ClusterctlConfigPath: in.ClusterctlConfigPath,
+			CNIManifest: in.CNIManifest, KubeconfigPath: env.KubeconfigPath(spec.Name),
+			State: env.State, CreatedBy: in.Stage, Progress: env.Out, Prefix: "[" + in.Stage + "]",
+		},
+		Images: in.Images, KappControllerManifest: in.KappControllerManifest, PostAddons: in.PostAddons,
+		Timeouts: clusters.ProvisionTimeouts{
+			CreateTimeouts: clusters.CreateTimeouts{Apply: t.Apply.Timeout, APIReachable: t.WaitAPI.Timeout, CNI: t.ApplyCNI.Timeout,
+				ControlPlaneInitialized: t.WaitControlPlane.Timeout, MachinesRunning: t.WaitMachines.Timeout,
+				NodesReady: t.WaitNodes.Timeout, ClusterAvailable: t.WaitCluster.Timeout, Interval: t.WaitMachines.Poll},
+			LoadImages: t.LoadImages.Timeout, ProvidersInit: t.InitProviders.Timeout, ProvidersReady: t.WaitProviders.Timeout,
+			KappControllerApply: t.ApplyKappController.Timeout, KappControllerAvailable: t.WaitKappController.Timeout,
+			KappControllerAPIService: t.WaitKappController.Timeout,
+		},
+	}
+	if in.Providers != nil {
+		pin.Providers = *in.Providers
+	}
+	// The Env learns the cluster once its kubeconfig exists (the collectors
+	// need it even when a later step fails).
+	env.SetCluster(&Cluster{Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: env.KubeconfigPath(spec.Name),
+		Provider: in.InfrastructureProvider})
+	res, err := clusters.Provision(ctx, pin)
+	if res == nil {
+		env.DropCluster(in.Role)
 		return nil, nil, err
 	}
-	steps := res.Steps
-	c := res.Cluster
-	env.SetCluster(&Cluster{Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: c.KubeconfigPath, Provider: in.InfrastructureProvider})
-	var imgs []capiclusterctl.ContainerImage
-	if in.InfrastructureProvider == "docker" {
-		imgs = in.Images
-	}
-	kapp := in.KappControllerManifest
-	if in.Providers != nil {
-		pr, err := clusters.PrepareManagement(ctx, clusters.PrepareManagementInput{
-			Cluster: c, Images: imgs, ClusterctlConfigPath: in.ClusterctlConfigPath, Providers: *in.Providers,
-			KappControllerManifest: kapp,
-			Timeouts: clusters.PrepareManagementTimeouts{LoadImages: t.LoadImages.Timeout, Init: t.InitProviders.Timeout,
-				ProvidersReady: t.WaitProviders.Timeout, KappApply: t.ApplyKappController.Timeout,
-				KappReady: t.WaitKappController.Timeout, Interval: t.WaitProviders.Poll},
-			Progress: env.Out, Prefix: "[" + in.Stage + "]",
-		})
-		if pr != nil {
-			steps = append(steps, pr.Steps...)
-		}
-		if err != nil {
-			return c, steps, err
-		}
-	} else {
-		if len(imgs) > 0 {
-			start := time.Now()
-			if _, err := bootstrap.LoadImages(ctx, bootstrap.LoadImagesInput{ClusterName: c.Name, Images: imgs,
-				Timeout: t.LoadImages.Timeout, Progress: env.Out, Prefix: "[" + in.Stage + "]"}); err != nil {
-				return c, steps, err
-			}
-			steps = append(steps, Step{Name: "load-images", Duration: time.Since(start)})
-		}
-		if kapp != "" {
-			start := time.Now()
-			if err := clusters.InstallKappController(ctx, clusters.KappControllerInput{Cluster: c.Kube, Manifest: kapp,
-				ClusterName: c.Name, ApplyTimeout: t.ApplyKappController.Timeout, ReadyTimeout: t.WaitKappController.Timeout,
-				Interval: t.WaitKappController.Poll, Progress: env.Out, Prefix: "[" + in.Stage + "]"}); err != nil {
-				return c, steps, err
-			}
-			steps = append(steps, Step{Name: "kapp-controller", Duration: time.Since(start)})
-		}
-	}
-	if in.PostAddons != nil && kapp != "" {
-		start := time.Now()
-		if err := in.PostAddons(ctx, c.Kube); err != nil {
-			return c, steps, err
-		}
-		steps = append(steps, Step{Name: "packages", Duration: time.Since(start)})
-	}
-	return c, steps, nil
+	return res.Cluster, res.Steps, err
 }
 
 // attachCluster re-attaches to a cluster a kept run recorded, checking that
@@ -117,7 +84,7 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cl
 func attachCluster(ctx context.Context, env *Env, role string) error {
 	kind, provider := clusters.ResourceKind, infraProvider(env.Config)
 	if role == RoleBootstrap {
-		kind, provider = bootstrap.ResourceKindCluster, "kind"
+		kind, provider = kindpkg.ResourceKind, "kind"
 	}
 	r, ok := env.State.Resource(kind, role)
 	if !ok {

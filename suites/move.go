@@ -10,7 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/tkg-e2e/harness/framework/bootstrap"
+	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/move"
 	"github.com/tkg-e2e/harness/framework/stages"
@@ -98,7 +98,7 @@ func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
 				if input.KeepBootstrap {
 					return nil
 				}
-				if err := bootstrap.DeleteKindCluster(ctx, bootstrap.DeleteKindClusterInput{Name: from.Name, KubeconfigPath: from.Kubeconfig,
+				if err := kind.Delete(ctx, kind.DeleteInput{Name: from.Name, KubeconfigPath: from.Kubeconfig,
 					State: env.State, Timeout: input.DeleteKind, Progress: env.Out, Prefix: "[move]"}); err != nil {
 					return fmt.Errorf("the move passed but deleting the kind cluster failed: %w", err)
 				}
@@ -124,11 +124,7 @@ func reportMove(env *Env, res *move.Result) {
 		fmt.Fprintf(&b, "differences: %s\n", strings.Join(res.Diff, "; "))
 	}
 	fmt.Fprintf(&b, "machines before: %d, after: %d\n", len(res.MachinesBefore), len(res.MachinesAfter))
-	steps := make([]Step, 0, len(res.Steps))
-	for _, s := range res.Steps {
-		steps = append(steps, Step{Name: s.Name, Duration: s.Duration})
-	}
-	StepEntries(env, "move", steps)
+	StepEntries(env, "move", res.Steps)
 	AddReportEntry("move inventory", b.String())
 	env.Printf("[move] inventory:\n%s", b.String())
 }

@@ -1,20 +1,23 @@
-// Package bootstrap creates and manages the kind bootstrap cluster of a run
-// (the first Cluster API management cluster, later discarded after `clusterctl
-// move`), loads docker images into kind-style nodes (kind and CAPD) and
-// installs Cluster API providers with the clusterctl library. Functions
-// return errors and honour context cancellation; nothing here uses Gomega.
+// Package bootstrap composes the run's bootstrap cluster: a kind cluster
+// (framework/kind) with the docker socket mounted for CAPD, the configured
+// images loaded into its node (framework/node), and the Cluster API providers
+// installed (framework/providers). It holds no mechanism of its own, so the
+// pieces can be used, and cleaned up, without it.
 package bootstrap
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
+	"github.com/tkg-e2e/harness/framework/kind"
+	"github.com/tkg-e2e/harness/framework/node"
+	"github.com/tkg-e2e/harness/framework/providers"
 	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // Timeouts of Bootstrap's steps. They come from the config intervals.
@@ -41,7 +44,7 @@ type Input struct {
 	// PullImages pulls images missing locally (machines with registry access).
 	PullImages           bool
 	ClusterctlConfigPath string
-	Providers            Providers
+	Providers            providers.Providers
 	State                *run.State
 	// CreatedBy is the stage recorded with the resource (e.g. "bootstrap").
 	CreatedBy string
@@ -52,26 +55,14 @@ type Input struct {
 
 // Result of Bootstrap.
 type Result struct {
-	Cluster   *KindCluster
-	Images    *LoadImagesResult
-	Providers *InitProvidersResult
-	// Steps are the step durations in order: create, load-images, clusterctl-init, providers-ready.
-	Steps []Step
+	Cluster   *kind.Cluster
+	Images    *node.LoadImagesResult
+	Providers *providers.Result
+	// Steps are the step durations in order: kind-create, load-images, clusterctl-init, providers-ready.
+	Steps wait.Steps
 }
 
-// Step is one timed step.
-type Step struct {
-	Name     string
-	Duration time.Duration
-}
-
-func (r *Result) String() string {
-	var parts []string
-	for _, s := range r.Steps {
-		parts = append(parts, fmt.Sprintf("%s %s", s.Name, s.Duration.Round(100*time.Millisecond)))
-	}
-	return strings.Join(parts, ", ")
-}
+func (r *Result) String() string { return r.Steps.String() }
 
 // Bootstrap creates the kind bootstrap cluster (docker socket mounted for
 // CAPD), loads the images, runs `clusterctl init` with cert-manager, core,
@@ -82,15 +73,9 @@ func Bootstrap(ctx context.Context, in Input) (*Result, error) {
 		return nil, fmt.Errorf("bootstrap.Bootstrap: invalid input: Images is empty (the CAPD, CAPI and cert-manager images must be loaded: pass the config's images)")
 	}
 	res := &Result{}
-	timed := func(name string, f func() error) error {
-		start := time.Now()
-		err := f()
-		res.Steps = append(res.Steps, Step{Name: name, Duration: time.Since(start)})
-		return err
-	}
 	var err error
-	if err = timed("kind-create", func() error {
-		res.Cluster, err = CreateKindCluster(ctx, CreateKindClusterInput{
+	if err = res.Steps.Time("kind-create", func() error {
+		res.Cluster, err = kind.Create(ctx, kind.CreateInput{
 			Name: in.Name, NodeImage: in.NodeImage, KubeconfigPath: in.KubeconfigPath, MountDockerSocket: true,
 			State: in.State, CreatedBy: in.CreatedBy, Timeout: in.Timeouts.Create, NodesReadyTimeout: in.Timeouts.NodesReady,
 			Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix,
@@ -99,26 +84,22 @@ func Bootstrap(ctx context.Context, in Input) (*Result, error) {
 	}); err != nil {
 		return res, err
 	}
-	if err = timed("load-images", func() error {
-		res.Images, err = LoadImages(ctx, LoadImagesInput{ClusterName: in.Name, Images: in.Images, Pull: in.PullImages,
+	if err = res.Steps.Time("load-images", func() error {
+		res.Images, err = node.LoadImages(ctx, node.LoadImagesInput{ClusterName: in.Name, Images: in.Images, Pull: in.PullImages,
 			Timeout: in.Timeouts.LoadImages, Progress: in.Progress, Prefix: in.Prefix})
 		return err
 	}); err != nil {
 		return res, err
 	}
-	var pr *InitProvidersResult
-	err = timed("clusterctl-init", func() error {
-		pr, err = InitProviders(ctx, InitProvidersInput{KubeconfigPath: in.KubeconfigPath, ClusterctlConfigPath: in.ClusterctlConfigPath,
+	err = res.Steps.Time("clusterctl-init", func() error {
+		res.Providers, err = providers.Init(ctx, providers.InitInput{KubeconfigPath: in.KubeconfigPath, ClusterctlConfigPath: in.ClusterctlConfigPath,
 			Providers: in.Providers, InitTimeout: in.Timeouts.Init, WaitTimeout: in.Timeouts.ProvidersReady,
 			Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix})
 		return err
 	})
-	res.Providers = pr
-	if pr != nil {
-		// Report init and the provider wait separately, as the CLI timings do.
-		last := &res.Steps[len(res.Steps)-1]
-		last.Duration = pr.InitDuration
-		res.Steps = append(res.Steps, Step{Name: "providers-ready", Duration: pr.WaitDuration})
+	if res.Providers != nil {
+		// Init and the provider wait are reported separately, as the CLI timings do.
+		res.Steps = append(res.Steps[:len(res.Steps)-1], res.Providers.Steps()...)
 	}
 	return res, err
 }

@@ -1,6 +1,10 @@
 // Package cleanup deletes what a run created, driven by the run state
-// (framework/run), newest first, and proves afterwards that nothing of the
-// run is left on the docker host (containers, networks, kind clusters).
+// (framework/run), newest first, and then asks every leak check whether
+// anything of the run is left. It knows no resource kind itself: the
+// packages that create resources provide the Deleter and the LeakCheck for
+// them (kind.Deleter, clusters.Deleter, node.LeakCheck, kind.LeakCheck), and
+// the caller passes the set its stages use, so a new kind of resource needs
+// no change here and an unknown one is reported, never silently kept.
 package cleanup
 
 import (
@@ -11,24 +15,28 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tkg-e2e/harness/framework/bootstrap"
-	"github.com/tkg-e2e/harness/framework/clusters"
-	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
-// Input is the input of Run.
+// Deleter deletes one recorded resource; how says what it did ("kind
+// delete", "through its management cluster"). A resource that is already
+// gone is not an error.
+type Deleter func(ctx context.Context, r run.Resource) (how string, err error)
+
+// LeakCheck lists what of the run is still there; checked says what was
+// looked at.
+type LeakCheck func(ctx context.Context, s *run.State) (leaks []string, checked string, err error)
+
+// Input is the input of Run and All.
 type Input struct {
 	State *run.State
-	// ClusterDeleteTimeout bounds deleting one Cluster API cluster through its
-	// management cluster (the Cluster object and its containers gone).
-	ClusterDeleteTimeout time.Duration
-	// KindDeleteTimeout bounds deleting one kind cluster.
-	KindDeleteTimeout time.Duration
-	Interval          time.Duration
-	Progress          io.Writer
-	Prefix            string
+	// Deleters by run.Resource.Kind.
+	Deleters map[string]Deleter
+	// LeakChecks run by All after the deletions.
+	LeakChecks []LeakCheck
+	Progress   io.Writer
+	Prefix     string
 }
 
 // Report says what Run did with each resource.
@@ -37,9 +45,22 @@ type Report struct {
 	Deleted []string
 	// Failed resources with the error and the hint to delete them by hand.
 	Failed []string
-	// Skipped resources Run does not know how to delete, with their hint.
+	// Skipped resources no Deleter was given for, with their hint.
 	Skipped []string
+	// Kept resources whose Deleter keeps them on purpose (templates the next
+	// run reuses), with why.
+	Kept []string
 }
+
+// keptError is what Keep returns.
+type keptError struct{ reason string }
+
+func (k keptError) Error() string { return "kept: " + k.reason }
+
+// Keep is what a Deleter returns for a resource it leaves on purpose (an
+// imported template that the next nightly reuses): Run reports it as kept,
+// not deleted and not failed, and it stays live in the state.
+func Keep(reason string) error { return keptError{reason} }
 
 func (r *Report) String() string {
 	s := fmt.Sprintf("deleted %d", len(r.Deleted))
@@ -49,24 +70,19 @@ func (r *Report) String() string {
 	if len(r.Skipped) > 0 {
 		s += fmt.Sprintf(", skipped %d: %s", len(r.Skipped), strings.Join(r.Skipped, "; "))
 	}
+	if len(r.Kept) > 0 {
+		s += fmt.Sprintf(", kept %d on purpose: %s", len(r.Kept), strings.Join(r.Kept, "; "))
+	}
 	return s
 }
 
 // Run deletes every live resource of the run state in reverse creation order
-// and marks it deleted:
-//   - a Cluster API cluster through the cluster that holds its Cluster object
-//     (waiting until the Cluster and its containers are gone); when that
-//     cluster does not answer, or the cluster is self-hosted (a management
-//     cluster after `clusterctl move`, which cannot delete itself), its CAPD
-//     node and load balancer containers are removed by docker label;
-//   - a kind cluster with kind.
-//
-// It is tolerant of partially created things (a Cluster that was never
-// applied, containers that never started) and goes on after a failure; the
-// error lists every failure with its DeleteHint.
+// with the Deleter of its kind and marks it deleted. It goes on after a
+// failure; the error lists every failure with its DeleteHint. A resource
+// whose kind has no Deleter is Skipped with its DeleteHint.
 func Run(ctx context.Context, in Input) (*Report, error) {
-	if in.State == nil || in.ClusterDeleteTimeout <= 0 || in.KindDeleteTimeout <= 0 {
-		return nil, errors.New("cleanup.Run: invalid input: State, ClusterDeleteTimeout and KindDeleteTimeout (> 0) are required")
+	if in.State == nil {
+		return nil, errors.New("cleanup.Run: invalid input: State is nil")
 	}
 	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	rep := &Report{}
@@ -75,19 +91,20 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 			rep.Failed = append(rep.Failed, fmt.Sprintf("%s: not deleted, interrupted (by hand: %s)", r.Key(), r.DeleteHint))
 			continue
 		}
-		start := time.Now()
-		var how string
-		var err error
-		switch r.Kind {
-		case bootstrap.ResourceKindCluster:
-			how = "kind delete"
-			err = bootstrap.DeleteKindCluster(ctx, bootstrap.DeleteKindClusterInput{Name: r.Name, KubeconfigPath: r.Kubeconfig,
-				State: in.State, Timeout: in.KindDeleteTimeout, Progress: in.Progress, Prefix: in.Prefix})
-		case clusters.ResourceKind:
-			how, err = deleteCAPICluster(ctx, in, r, p)
-		default:
-			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s: unknown kind (by hand: %s)", r.Key(), r.DeleteHint))
+		del := in.Deleters[r.Kind]
+		if del == nil {
+			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s: no deleter for kind %q (by hand: %s)", r.Key(), r.Kind, r.DeleteHint))
 			continue
+		}
+		start := time.Now()
+		how, err := del(ctx, r)
+		var kept keptError
+		if errors.As(err, &kept) {
+			rep.Kept = append(rep.Kept, fmt.Sprintf("%s: %s", r.Key(), kept.reason))
+			continue
+		}
+		if err == nil {
+			err = in.State.SetResourceState(r.Key(), "deleted")
 		}
 		if err != nil {
 			rep.Failed = append(rep.Failed, fmt.Sprintf("%s: %v (by hand: %s)", r.Key(), err, r.DeleteHint))
@@ -102,41 +119,4 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 		return rep, fmt.Errorf("cleanup: %d resource(s) not deleted: %s", len(rep.Failed), strings.Join(rep.Failed, "; "))
 	}
 	return rep, nil
-}
-
-func deleteCAPICluster(ctx context.Context, in Input, r run.Resource, p wait.Printer) (string, error) {
-	key := r.Key()
-	managedBy := r.Attributes[clusters.AttrManagedBy]
-	if r.Attributes[clusters.AttrSelfHosted] != "true" && managedBy != "" {
-		mgmt, err := kube.Connect(managedBy)
-		if err == nil {
-			err = mgmt.Ready(ctx)
-		}
-		if err == nil {
-			err = clusters.Delete(ctx, clusters.DeleteInput{Management: mgmt, Namespace: r.Namespace, Name: r.Name, State: in.State,
-				Timeout: in.ClusterDeleteTimeout, Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix})
-			if err == nil {
-				return "deleted through its management cluster", nil
-			}
-			if ctx.Err() != nil {
-				return "", err
-			}
-		}
-		p.Printf("cleanup: %s: cannot delete through %s (%v); removing its containers", key, managedBy, err)
-	}
-	cs, err := bootstrap.ClusterContainers(ctx, r.Name)
-	if err != nil {
-		return "", err
-	}
-	if err := bootstrap.RemoveContainers(ctx, cs); err != nil {
-		return "", err
-	}
-	if err := in.State.SetResourceState(key, "deleted"); err != nil {
-		return "", err
-	}
-	how := fmt.Sprintf("removed %d containers by label %s=%s", len(cs), bootstrap.ClusterLabel, r.Name)
-	if r.Attributes[clusters.AttrSelfHosted] == "true" {
-		how += " (self-hosted)"
-	}
-	return how, nil
 }

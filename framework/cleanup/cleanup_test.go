@@ -1,25 +1,32 @@
 package cleanup
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tkg-e2e/harness/framework/run"
 )
 
-func TestRunSkipsUnknownKindsWithTheirHint(t *testing.T) {
+func newState(t *testing.T, rs ...run.Resource) *run.State {
+	t.Helper()
 	st, err := run.New(t.TempDir(), "r", "local", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutResource(run.Resource{Kind: "vsphere-template", Name: "t", State: "ready", DeleteHint: "govc vm.destroy t"}); err != nil {
-		t.Fatal(err)
+	for _, r := range rs {
+		if err := st.PutResource(r); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := st.PutResource(run.Resource{Kind: "kind-cluster", Name: "gone", State: "deleted"}); err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Run(t.Context(), Input{State: st, ClusterDeleteTimeout: time.Second, KindDeleteTimeout: time.Second})
+	return st
+}
+
+func TestRunSkipsUnknownKindsWithTheirHint(t *testing.T) {
+	st := newState(t, run.Resource{Kind: "vsphere-template", Name: "t", State: "ready", DeleteHint: "govc vm.destroy t"},
+		run.Resource{Kind: "kind-cluster", Name: "gone", State: "deleted"})
+	rep, err := Run(t.Context(), Input{State: st, Deleters: map[string]Deleter{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,13 +35,68 @@ func TestRunSkipsUnknownKindsWithTheirHint(t *testing.T) {
 	}
 }
 
-func TestLeakReport(t *testing.T) {
-	r := &LeakReport{Checked: "x"}
-	if !r.Clean() || r.String() != "no leaks (x)" {
-		t.Fatal(r.String())
+func TestRunDeletesNewestFirstAndMarksDeleted(t *testing.T) {
+	st := newState(t, run.Resource{Kind: "a", Name: "first", State: "ready"}, run.Resource{Kind: "b", Name: "second", State: "ready"},
+		run.Resource{Kind: "a", Name: "broken", State: "ready", DeleteHint: "rm broken"})
+	var order []string
+	del := func(ctx context.Context, r run.Resource) (string, error) {
+		order = append(order, r.Name)
+		if r.Name == "broken" {
+			return "", errors.New("boom")
+		}
+		return "gone", nil
 	}
-	r.Containers = []string{"h4e-mgmt-lb (running)"}
-	if r.Clean() || !strings.Contains(r.String(), "LEAKS: containers [h4e-mgmt-lb (running)]") {
-		t.Fatal(r.String())
+	rep, err := Run(t.Context(), Input{State: st, Deleters: map[string]Deleter{"a": del, "b": del}})
+	if err == nil || !strings.Contains(err.Error(), "boom (by hand: rm broken)") {
+		t.Fatalf("error %v", err)
+	}
+	if strings.Join(order, ",") != "broken,second,first" || len(rep.Deleted) != 2 || len(rep.Failed) != 1 {
+		t.Fatalf("order %v, report %+v", order, rep)
+	}
+	if r, _ := st.Resource("b", "second"); r.State != "deleted" {
+		t.Fatalf("second not marked deleted: %+v", r)
+	}
+	if r, _ := st.Resource("a", "broken"); r.State == "deleted" {
+		t.Fatalf("broken marked deleted: %+v", r)
+	}
+}
+
+func TestRunReportsKeptResourcesApart(t *testing.T) {
+	st := newState(t, run.Resource{Kind: "vsphere-template", Name: "t", State: "ready", DeleteHint: "govc vm.destroy t"})
+	keep := func(context.Context, run.Resource) (string, error) { return "", Keep("the next run reuses it") }
+	rep, err := Run(t.Context(), Input{State: st, Deleters: map[string]Deleter{"vsphere-template": keep}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Kept) != 1 || len(rep.Deleted)+len(rep.Failed) != 0 || !strings.Contains(rep.String(), "kept 1 on purpose") {
+		t.Fatalf("%+v", rep)
+	}
+	if len(st.Live()) != 1 {
+		t.Fatalf("a kept resource was marked deleted: %+v", st.Resources)
+	}
+}
+
+func TestAllRecordsNothingLeftOnlyWhenEveryCheckAgrees(t *testing.T) {
+	clean := func(ctx context.Context, s *run.State) ([]string, string, error) { return nil, "x", nil }
+	leaky := func(ctx context.Context, s *run.State) ([]string, string, error) {
+		return []string{"container h4e-mgmt-lb (Up 3 minutes)"}, "y", nil
+	}
+	broken := func(ctx context.Context, s *run.State) ([]string, string, error) {
+		return nil, "", errors.New("no docker")
+	}
+	for name, tc := range map[string]struct {
+		checks []LeakCheck
+		want   string
+	}{
+		"clean":  {[]LeakCheck{clean, clean}, "done: nothing left"},
+		"leak":   {[]LeakCheck{clean, leaky}, "failed: left behind after cleanup: container h4e-mgmt-lb (Up 3 minutes) (x; y)"},
+		"broken": {[]LeakCheck{clean, broken}, "failed: leak check: no docker"},
+		"none":   {nil, "done: no leak check configured"},
+	} {
+		st := newState(t)
+		err := All(t.Context(), Input{State: st, LeakChecks: tc.checks})
+		if (err == nil) != strings.HasPrefix(tc.want, "done") || st.Cleanup != tc.want {
+			t.Errorf("%s: err %v, outcome %q, want %q", name, err, st.Cleanup, tc.want)
+		}
 	}
 }

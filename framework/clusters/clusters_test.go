@@ -3,8 +3,12 @@ package clusters
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
+	"sigs.k8s.io/cluster-api/test/infrastructure/container"
+
+	"github.com/tkg-e2e/harness/framework/run"
 )
 
 func TestMachinesSummarySaysWhichMachineIsBehind(t *testing.T) {
@@ -31,9 +35,42 @@ func TestCreateValidatesInput(t *testing.T) {
 	}
 }
 
-func TestCreateNeedsALoadTimeoutWithImages(t *testing.T) {
-	_, err := Create(t.Context(), CreateInput{Images: []clusterctl.ContainerImage{{Name: "busybox:1.35.0"}}})
-	if err == nil || !strings.Contains(err.Error(), "Timeouts.LoadImages must be > 0 when Images are given") {
-		t.Fatalf("got %v", err)
+func TestProvisionNamesEachMissingTimeout(t *testing.T) {
+	in := ProvisionInput{CreateInput: CreateInput{Spec: Spec{InfrastructureProvider: "docker:v1.14.0"}, Role: RoleManagement},
+		Images: []clusterctl.ContainerImage{{Name: "busybox:1.35.0"}}, KappControllerManifest: "kapp.yaml"}
+	_, err := Provision(t.Context(), in)
+	for _, want := range []string{"clusters.Create: invalid input", "Timeouts.Apply must be > 0", "Timeouts.ClusterAvailable must be > 0",
+		"clusters.Provision: invalid input", "Timeouts.LoadImages must be > 0", "Timeouts.ProvidersInit must be > 0",
+		"Timeouts.ProvidersReady must be > 0", "Timeouts.KappControllerApply must be > 0", "Timeouts.KappControllerAvailable must be > 0",
+		"Timeouts.KappControllerAPIService must be > 0", "Providers.Infrastructure is empty"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %q", err, want)
+		}
+	}
+	// A workload cluster of another provider needs neither image nor provider timeouts.
+	in = ProvisionInput{CreateInput: CreateInput{Spec: Spec{InfrastructureProvider: "vsphere"}, Role: RoleWorkload},
+		Images: []clusterctl.ContainerImage{{Name: "busybox:1.35.0"}}}
+	if err := in.validate(); err != nil {
+		t.Errorf("workload on vsphere: %v", err)
+	}
+}
+
+func TestDeleterRemovesTheContainersOfASelfHostedCluster(t *testing.T) {
+	rt, err := container.NewFakeClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := container.RuntimeInto(t.Context(), rt)
+	del := Deleter(time.Second, time.Second, nil, "")
+	how, err := del(ctx, run.Resource{Kind: ResourceKind, Namespace: "ns", Name: "h4e-mgmt",
+		Attributes: map[string]string{AttrManagedBy: "/nonexistent/kubeconfig", AttrSelfHosted: "true"}})
+	if err != nil || how != "removed 0 containers by label io.x-k8s.kind.cluster=h4e-mgmt (self-hosted)" {
+		t.Fatalf("how %q, err %v", how, err)
+	}
+	// A management cluster that does not answer: its containers go instead.
+	how, err = del(ctx, run.Resource{Kind: ResourceKind, Namespace: "ns", Name: "h4e-wl",
+		Attributes: map[string]string{AttrManagedBy: "/nonexistent/kubeconfig"}})
+	if err != nil || how != "removed 0 containers by label io.x-k8s.kind.cluster=h4e-wl" {
+		t.Fatalf("how %q, err %v", how, err)
 	}
 }

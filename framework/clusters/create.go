@@ -1,27 +1,28 @@
-// Package clusters creates, prepares and deletes Cluster API clusters (the
-// management cluster and workload clusters share the same path): generate
-// from a clusterctl template, apply until the provider webhooks answer, apply
-// the CNI as soon as the cluster's API answers, and wait for control plane,
-// machines, nodes and the Cluster's Available condition, each with progress
-// and the last state seen.
+// Package clusters provisions and deletes Cluster API clusters. The
+// management cluster and workload clusters go through one path, Provision:
+// Create (generate from a clusterctl template, apply until the provider
+// webhooks answer, the CNI as soon as the cluster's API answers, then wait
+// for control plane, machines, nodes and the Cluster's Available condition),
+// images into CAPD nodes, `clusterctl init` for a management cluster,
+// kapp-controller, and a caller's hook for what else the suite installs.
+// Every wait has its own timeout and reports progress and the last state
+// seen. Deleter is cleanup's way to delete what Create recorded.
 package clusters
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tkg-e2e/harness/framework/bootstrap"
 	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
@@ -45,7 +46,8 @@ const (
 	AttrContainerLabel = "containerLabel"
 )
 
-// CreateTimeouts bound the steps of Create; they come from the config intervals.
+// CreateTimeouts bound the waits of Create, one field per wait; they come
+// from the config intervals.
 type CreateTimeouts struct {
 	// Apply bounds applying the generated objects (retries while webhooks refuse).
 	Apply time.Duration
@@ -57,17 +59,14 @@ type CreateTimeouts struct {
 	MachinesRunning         time.Duration
 	NodesReady              time.Duration
 	ClusterAvailable        time.Duration
-	// LoadImages bounds loading CreateInput.Images (required when Images is set).
-	LoadImages time.Duration
-	Interval   time.Duration
+	// Interval between polls of every wait.
+	Interval time.Duration
 }
 
 func (t CreateTimeouts) validate() []string {
-	if t.Apply <= 0 || t.APIReachable <= 0 || t.CNI <= 0 || t.ControlPlaneInitialized <= 0 || t.MachinesRunning <= 0 ||
-		t.NodesReady <= 0 || t.ClusterAvailable <= 0 {
-		return []string{"every Timeouts field must be > 0 (set them from the config intervals)"}
-	}
-	return nil
+	return wait.Timeouts{"Apply": t.Apply, "APIReachable": t.APIReachable, "CNI": t.CNI,
+		"ControlPlaneInitialized": t.ControlPlaneInitialized, "MachinesRunning": t.MachinesRunning,
+		"NodesReady": t.NodesReady, "ClusterAvailable": t.ClusterAvailable}.Missing("Timeouts.")
 }
 
 // CreateInput is the input of Create.
@@ -84,16 +83,11 @@ type CreateInput struct {
 	CNIManifest string
 	// KubeconfigPath is written with the new cluster's kubeconfig.
 	KubeconfigPath string
-	// Images, if set, are loaded into the cluster's nodes as soon as every
-	// Machine has a node, before addons need them (a cluster without registry
-	// access cannot pull kapp-controller or test images).
-	Images     []clusterctl.ContainerImage
-	PullImages bool
-	State      *run.State
-	CreatedBy  string
-	Timeouts   CreateTimeouts
-	Progress   io.Writer
-	Prefix     string
+	State          *run.State
+	CreatedBy      string
+	Timeouts       CreateTimeouts
+	Progress       io.Writer
+	Prefix         string
 }
 
 func (in *CreateInput) validate() error {
@@ -110,14 +104,7 @@ func (in *CreateInput) validate() error {
 	if in.State == nil {
 		errs = append(errs, "State is nil (resources are recorded in the run state before they are created; use run.New)")
 	}
-	errs = append(errs, in.Timeouts.validate()...)
-	if len(in.Images) > 0 && in.Timeouts.LoadImages <= 0 {
-		errs = append(errs, "Timeouts.LoadImages must be > 0 when Images are given")
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("clusters.Create: invalid input: %s", strings.Join(errs, "; "))
-	}
-	return nil
+	return wait.Invalid("clusters.Create", append(errs, in.Timeouts.validate()...))
 }
 
 // Cluster is a Cluster API cluster the harness created or attached to.
@@ -136,16 +123,15 @@ type CreateResult struct {
 	Cluster  *Cluster
 	Machines []Machine
 	// Steps are the durations of generate, apply, api-reachable, cni,
-	// control-plane-initialized, machines-running, load-images (with Images),
-	// nodes-ready, cluster-available.
-	Steps []bootstrap.Step
+	// control-plane-initialized, machines-running, nodes-ready, cluster-available.
+	Steps wait.Steps
 }
 
 // DeleteHint is the command that deletes a Cluster API cluster by hand: through
 // the cluster that holds its Cluster object, or, if that is gone, its containers.
 func DeleteHint(managementKubeconfig, namespace, name string) string {
 	return fmt.Sprintf("kubectl --kubeconfig %s -n %s delete cluster %s --wait || docker rm -f -v $(docker ps -aq --filter label=%s=%s)",
-		managementKubeconfig, namespace, name, bootstrap.ClusterLabel, name)
+		managementKubeconfig, namespace, name, node.ClusterLabel, name)
 }
 
 // Create generates a cluster from the clusterctl template, records it in the
@@ -158,9 +144,6 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 		return nil, err
 	}
 	res := &CreateResult{}
-	step := func(name string, start time.Time) {
-		res.Steps = append(res.Steps, bootstrap.Step{Name: name, Duration: time.Since(start)})
-	}
 	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	mgmt, err := kube.Connect(in.ManagementKubeconfig)
 	if err != nil {
@@ -187,13 +170,13 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generated template of %s: %w", in.Name, err)
 	}
-	step("generate", start)
+	res.Steps.Since("generate", start)
 
 	key := run.Resource{Kind: ResourceKind, Namespace: in.Namespace, Name: in.Name}.Key()
 	if err := in.State.PutResource(run.Resource{
 		Kind: ResourceKind, Name: in.Name, Namespace: in.Namespace, Role: in.Role, Kubeconfig: in.KubeconfigPath,
 		CreatedBy: in.CreatedBy, State: "creating", DeleteHint: DeleteHint(in.ManagementKubeconfig, in.Namespace, in.Name),
-		Attributes: map[string]string{AttrManagedBy: in.ManagementKubeconfig, AttrContainerLabel: bootstrap.ClusterLabel + "=" + in.Name,
+		Attributes: map[string]string{AttrManagedBy: in.ManagementKubeconfig, AttrContainerLabel: node.ClusterLabel + "=" + in.Name,
 			"kubernetesVersion": in.KubernetesVersion, "flavor": in.Flavor,
 			"machines": fmt.Sprintf("%d control plane, %d workers", in.ControlPlaneMachineCount, in.WorkerMachineCount)},
 	}); err != nil {
@@ -211,7 +194,7 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 		Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 		return res, err
 	}
-	step("apply", start)
+	res.Steps.Since("apply", start)
 
 	start = time.Now()
 	wl, err := WaitAPI(ctx, WaitAPIInput{Management: mgmt, Namespace: in.Namespace, Name: in.Name, KubeconfigPath: in.KubeconfigPath,
@@ -219,7 +202,7 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 	if err != nil {
 		return res, err
 	}
-	step("api-reachable", start)
+	res.Steps.Since("api-reachable", start)
 	c := &Cluster{Name: in.Name, Namespace: in.Namespace, KubeconfigPath: in.KubeconfigPath, Kube: wl, Management: mgmt}
 	res.Cluster = c
 
@@ -230,14 +213,14 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 			return res, err
 		}
 		p.Printf("applied CNI (%d objects from %s) to %s", len(cniObjs), in.CNIManifest, in.Name)
-		step("cni", start)
+		res.Steps.Since("cni", start)
 	}
 
 	start = time.Now()
 	if err := waitCluster(ctx, mgmt, in, "control plane of "+in.Name+" initialized", in.Timeouts.ControlPlaneInitialized, ControlPlaneInitialized); err != nil {
 		return res, err
 	}
-	step("control-plane-initialized", start)
+	res.Steps.Since("control-plane-initialized", start)
 
 	start = time.Now()
 	want := int(in.ControlPlaneMachineCount + in.WorkerMachineCount)
@@ -254,29 +237,20 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 		}); err != nil {
 		return res, err
 	}
-	step("machines-running", start)
-
-	if len(in.Images) > 0 {
-		start = time.Now()
-		if _, err := bootstrap.LoadImages(ctx, bootstrap.LoadImagesInput{ClusterName: in.Name, Images: in.Images, Pull: in.PullImages,
-			Timeout: in.Timeouts.LoadImages, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
-			return res, err
-		}
-		step("load-images", start)
-	}
+	res.Steps.Since("machines-running", start)
 
 	start = time.Now()
 	if err := kube.WaitNodesReady(ctx, kube.NodesInput{Cluster: wl, Count: want, What: fmt.Sprintf("%d nodes of %s Ready", want, in.Name),
 		Timeout: in.Timeouts.NodesReady, Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 		return res, err
 	}
-	step("nodes-ready", start)
+	res.Steps.Since("nodes-ready", start)
 
 	start = time.Now()
 	if err := waitCluster(ctx, mgmt, in, "Cluster "+in.Name+" Available", in.Timeouts.ClusterAvailable, Available); err != nil {
 		return res, err
 	}
-	step("cluster-available", start)
+	res.Steps.Since("cluster-available", start)
 	if err := in.State.SetResourceState(key, "ready"); err != nil {
 		return res, err
 	}

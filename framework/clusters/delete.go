@@ -11,9 +11,8 @@ import (
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tkg-e2e/harness/framework/bootstrap"
 	"github.com/tkg-e2e/harness/framework/kube"
-	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
@@ -23,8 +22,6 @@ type DeleteInput struct {
 	Management *kube.Cluster
 	Namespace  string
 	Name       string
-	// State, if set, gets the resource marked deleted.
-	State *run.State
 	// Timeout bounds the deletion, from the delete request until the Cluster
 	// object and its containers are gone.
 	Timeout  time.Duration
@@ -54,7 +51,7 @@ func Delete(ctx context.Context, in DeleteInput) error {
 			}
 		}
 	}
-	err = wait.For(ctx, wait.Options{What: fmt.Sprintf("Cluster %s/%s and its containers deleted", in.Namespace, in.Name),
+	return wait.For(ctx, wait.Options{What: fmt.Sprintf("Cluster %s/%s and its containers deleted", in.Namespace, in.Name),
 		Timeout: in.Timeout, Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix},
 		func(ctx context.Context) (bool, string, error) {
 			var parts []string
@@ -74,30 +71,16 @@ func Delete(ctx context.Context, in DeleteInput) error {
 					parts = append(parts, fmt.Sprintf("%d machines: %s", len(ms), strings.Join(mm, ", ")))
 				}
 			}
-			cs, err := bootstrap.ClusterContainers(ctx, in.Name)
+			cs, err := node.ClusterContainers(ctx, in.Name)
 			if err != nil {
 				return false, "", err
 			}
 			if len(cs) > 0 {
-				var n []string
-				for _, c := range cs {
-					n = append(n, c.Name)
-				}
-				parts = append(parts, fmt.Sprintf("%d containers: %s", len(cs), strings.Join(n, ", ")))
+				parts = append(parts, fmt.Sprintf("%d containers: %s", len(cs), strings.Join(node.Names(cs), ", ")))
 			}
 			if gone && len(cs) == 0 {
 				return true, "Cluster and containers gone", nil
 			}
 			return false, strings.Join(parts, "; "), nil
 		})
-	if err != nil {
-		return err
-	}
-	if in.State != nil {
-		key := run.Resource{Kind: ResourceKind, Namespace: in.Namespace, Name: in.Name}.Key()
-		if _, ok := in.State.Resource(ResourceKind, in.Name); ok {
-			return in.State.SetResourceState(key, "deleted")
-		}
-	}
-	return nil
 }

@@ -9,8 +9,8 @@ import (
 
 	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 
-	"github.com/tkg-e2e/harness/framework/bootstrap"
 	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/node"
 )
 
 // Spec says which cluster to generate. It maps onto `clusterctl generate cluster`.
@@ -32,7 +32,7 @@ type Spec struct {
 
 func (s Spec) validate() []string {
 	var errs []string
-	if err := bootstrap.ValidateName("Name", s.Name); err != nil {
+	if err := node.ValidateName("Name", s.Name); err != nil {
 		errs = append(errs, err.Error())
 	}
 	if s.Namespace == "" {

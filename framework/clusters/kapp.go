@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // KappControllerAPIService is the aggregated API kapp-controller serves
@@ -25,11 +25,13 @@ type KappControllerInput struct {
 	// ClusterName is used in messages.
 	ClusterName  string
 	ApplyTimeout time.Duration
-	// ReadyTimeout bounds the Deployment and the APIService waits (each).
-	ReadyTimeout time.Duration
-	Interval     time.Duration
-	Progress     io.Writer
-	Prefix       string
+	// AvailableTimeout bounds the wait for its Deployments.
+	AvailableTimeout time.Duration
+	// APIServiceTimeout bounds the wait for each APIService it defines.
+	APIServiceTimeout time.Duration
+	Interval          time.Duration
+	Progress          io.Writer
+	Prefix            string
 }
 
 // InstallKappController applies the kapp-controller manifest and waits for its
@@ -43,11 +45,10 @@ func InstallKappController(ctx context.Context, in KappControllerInput) error {
 	if in.Manifest == "" {
 		errs = append(errs, "Manifest is empty (path or URL of kapp-controller's release manifest, e.g. $KAPP_CONTROLLER_MANIFEST)")
 	}
-	if in.ApplyTimeout <= 0 || in.ReadyTimeout <= 0 {
-		errs = append(errs, "ApplyTimeout and ReadyTimeout must be > 0 (set them from the config intervals)")
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("clusters.InstallKappController: invalid input: %s", strings.Join(errs, "; "))
+	errs = append(errs, wait.Timeouts{"ApplyTimeout": in.ApplyTimeout, "AvailableTimeout": in.AvailableTimeout,
+		"APIServiceTimeout": in.APIServiceTimeout}.Missing("")...)
+	if err := wait.Invalid("clusters.InstallKappController", errs); err != nil {
+		return err
 	}
 	raw, err := kube.ReadManifest(ctx, in.Manifest)
 	if err != nil {
@@ -79,11 +80,11 @@ func InstallKappController(ctx context.Context, in KappControllerInput) error {
 		return err
 	}
 	if err := kube.WaitDeploymentsAvailable(ctx, kube.DeploymentsInput{Cluster: in.Cluster, Names: deps, What: "kapp-controller on " + on,
-		Timeout: in.ReadyTimeout, Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
+		Timeout: in.AvailableTimeout, Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 		return err
 	}
 	for _, a := range apiServices {
-		if err := kube.WaitAPIServiceAvailable(ctx, kube.APIServiceInput{Cluster: in.Cluster, Name: a, Timeout: in.ReadyTimeout,
+		if err := kube.WaitAPIServiceAvailable(ctx, kube.APIServiceInput{Cluster: in.Cluster, Name: a, Timeout: in.APIServiceTimeout,
 			Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 			return err
 		}

@@ -20,7 +20,10 @@ import (
 	"github.com/tkg-e2e/harness/framework/bootstrap"
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/clusters"
+	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/move"
+	"github.com/tkg-e2e/harness/framework/node"
+	"github.com/tkg-e2e/harness/framework/providers"
 	"github.com/tkg-e2e/harness/framework/run"
 )
 
@@ -77,7 +80,7 @@ func TestLifecycleReal(t *testing.T) {
 	}
 	mgmtImages := append(append([]clusterctl.ContainerImage{}, images...),
 		clusterctl.ContainerImage{Name: env["KAPP_CONTROLLER_IMAGE"], LoadBehavior: clusterctl.MustLoadImage})
-	providers := bootstrap.Providers{Infrastructure: []string{"docker"}}
+	provs := providers.Providers{Infrastructure: []string{"docker"}}
 	const interval = 2 * time.Second
 
 	type timing struct {
@@ -103,8 +106,10 @@ func TestLifecycleReal(t *testing.T) {
 		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		start := time.Now()
-		rep, err := cleanup.Run(cctx, cleanup.Input{State: state, ClusterDeleteTimeout: 5 * time.Minute, KindDeleteTimeout: 2 * time.Minute,
-			Interval: interval, Progress: out, Prefix: "[cleanup]"})
+		in := cleanup.Input{State: state, Progress: out, Prefix: "[cleanup]",
+			Deleters: map[string]cleanup.Deleter{kind.ResourceKind: kind.Deleter(2*time.Minute, out, "[cleanup]"),
+				clusters.ResourceKind: clusters.Deleter(5*time.Minute, interval, out, "[cleanup]")}}
+		rep, err := cleanup.Run(cctx, in)
 		timings = append(timings, timing{"cleanup", time.Since(start)})
 		if err != nil {
 			t.Errorf("cleanup: %v", err)
@@ -113,13 +118,15 @@ func TestLifecycleReal(t *testing.T) {
 			fmt.Fprintf(out, "=== cleanup: %s\n", rep)
 		}
 		start = time.Now()
-		leaks, err := cleanup.LeakCheck(cctx, cleanup.LeakCheckInput{Prefix: prefix, State: state})
-		timings = append(timings, timing{"leak-check", time.Since(start)})
-		if err != nil {
-			t.Errorf("leak check: %v", err)
-		} else {
-			fmt.Fprintf(out, "=== leak check: %s\n", leaks)
+		for _, check := range []cleanup.LeakCheck{node.LeakCheck(kind.ResourceKind, clusters.ResourceKind), kind.LeakCheck(kind.ResourceKind, clusters.ResourceKind)} {
+			leaks, checked, err := check(cctx, state)
+			if err != nil || len(leaks) > 0 {
+				t.Errorf("leak check: %v %v (%s)", leaks, err, checked)
+			} else {
+				fmt.Fprintf(out, "=== leak check: no leaks (%s)\n", checked)
+			}
 		}
+		timings = append(timings, timing{"leak-check", time.Since(start)})
 		fmt.Fprintf(out, "=== timings (run %s)\n", prefix)
 		for _, tm := range timings {
 			fmt.Fprintf(out, "  %-34s %7.1fs\n", tm.step, tm.d.Seconds())
@@ -132,7 +139,7 @@ func TestLifecycleReal(t *testing.T) {
 	bootKC := filepath.Join(dir, "bootstrap.kubeconfig")
 	timed("bootstrap", func() error {
 		res, err := bootstrap.Bootstrap(ctx, bootstrap.Input{Name: bootName, NodeImage: env["KIND_NODE_IMAGE"], KubeconfigPath: bootKC,
-			Images: images, ClusterctlConfigPath: env["CLUSTERCTL_CONFIG"], Providers: providers, State: state, CreatedBy: "bootstrap",
+			Images: images, ClusterctlConfigPath: env["CLUSTERCTL_CONFIG"], Providers: provs, State: state, CreatedBy: "bootstrap",
 			Timeouts: bootstrap.Timeouts{Create: 3 * time.Minute, NodesReady: 2 * time.Minute, LoadImages: 3 * time.Minute,
 				Init: 5 * time.Minute, ProvidersReady: 5 * time.Minute, Interval: interval},
 			Progress: out, Prefix: "[bootstrap]"})
@@ -148,16 +155,6 @@ func TestLifecycleReal(t *testing.T) {
 		return err
 	})
 
-	// Resume path: re-attach to the kind cluster by name and check its health.
-	timed("bootstrap-attach", func() error {
-		_, rep, err := bootstrap.Attach(ctx, bootstrap.AttachInput{Name: bootName, KubeconfigPath: filepath.Join(dir, "bootstrap-attached.kubeconfig"),
-			State: state, Progress: out, Prefix: "[bootstrap]"})
-		if rep != nil {
-			fmt.Fprintf(out, "=== bootstrap health: %s\n", rep)
-		}
-		return err
-	})
-
 	ns := prefix
 	createTimeouts := clusters.CreateTimeouts{Apply: 3 * time.Minute, APIReachable: 5 * time.Minute, CNI: 2 * time.Minute,
 		ControlPlaneInitialized: 5 * time.Minute, MachinesRunning: 8 * time.Minute, NodesReady: 5 * time.Minute,
@@ -167,27 +164,17 @@ func TestLifecycleReal(t *testing.T) {
 	mgmtName := prefix + "-mgmt"
 	mgmtKC := filepath.Join(dir, "management.kubeconfig")
 	var mgmt *clusters.Cluster
-	timed("management-create", func() error {
-		res, err := clusters.Create(ctx, clusters.CreateInput{Spec: clusters.Spec{Name: mgmtName, Namespace: ns, KubernetesVersion: k8sVersion,
-			Flavor: "development", InfrastructureProvider: "docker", ControlPlaneMachineCount: 1, WorkerMachineCount: 1},
-			Role: clusters.RoleManagement, ManagementKubeconfig: bootKC, ClusterctlConfigPath: env["CLUSTERCTL_CONFIG"],
-			CNIManifest: env["CNI_MANIFEST"], KubeconfigPath: mgmtKC, State: state, CreatedBy: "management",
-			Timeouts: createTimeouts, Progress: out, Prefix: "[management]"})
+	timed("management-provision", func() error {
+		res, err := clusters.Provision(ctx, clusters.ProvisionInput{CreateInput: clusters.CreateInput{Spec: clusters.Spec{Name: mgmtName,
+			Namespace: ns, KubernetesVersion: k8sVersion, Flavor: "development", InfrastructureProvider: "docker", ControlPlaneMachineCount: 1,
+			WorkerMachineCount: 1}, Role: clusters.RoleManagement, ManagementKubeconfig: bootKC, ClusterctlConfigPath: env["CLUSTERCTL_CONFIG"],
+			CNIManifest: env["CNI_MANIFEST"], KubeconfigPath: mgmtKC, State: state, CreatedBy: "management", Progress: out, Prefix: "[management]"},
+			Images: mgmtImages, Providers: provs, KappControllerManifest: env["KAPP_CONTROLLER_MANIFEST"],
+			Timeouts: clusters.ProvisionTimeouts{CreateTimeouts: createTimeouts, LoadImages: 3 * time.Minute, ProvidersInit: 5 * time.Minute,
+				ProvidersReady: 5 * time.Minute, KappControllerApply: 2 * time.Minute, KappControllerAvailable: 3 * time.Minute,
+				KappControllerAPIService: 3 * time.Minute}})
 		if res != nil {
 			mgmt = res.Cluster
-			for _, s := range res.Steps {
-				timings = append(timings, timing{"  management/" + s.Name, s.Duration})
-			}
-		}
-		return err
-	})
-	timed("management-prepare", func() error {
-		res, err := clusters.PrepareManagement(ctx, clusters.PrepareManagementInput{Cluster: mgmt, Images: mgmtImages,
-			ClusterctlConfigPath: env["CLUSTERCTL_CONFIG"], Providers: providers, KappControllerManifest: env["KAPP_CONTROLLER_MANIFEST"],
-			Timeouts: clusters.PrepareManagementTimeouts{LoadImages: 3 * time.Minute, Init: 5 * time.Minute, ProvidersReady: 5 * time.Minute,
-				KappApply: 2 * time.Minute, KappReady: 3 * time.Minute, Interval: interval},
-			Progress: out, Prefix: "[management]"})
-		if res != nil {
 			for _, s := range res.Steps {
 				timings = append(timings, timing{"  management/" + s.Name, s.Duration})
 			}
@@ -221,30 +208,31 @@ func TestLifecycleReal(t *testing.T) {
 		return err
 	})
 	timed("management-health", func() error {
-		rep, err := bootstrap.Health(ctx, bootstrap.HealthInput{Name: mgmtName, Kube: mgmt.Kube})
-		if rep != nil {
-			fmt.Fprintf(out, "=== management health after move: %s\n", rep)
+		cs, err := node.ClusterContainers(ctx, mgmtName)
+		if err != nil {
+			return err
 		}
-		return err
+		fmt.Fprintf(out, "=== management containers after move: %v\n", cs)
+		return mgmt.Kube.Ready(ctx)
 	})
 	timed("bootstrap-delete", func() error {
-		return bootstrap.DeleteKindCluster(ctx, bootstrap.DeleteKindClusterInput{Name: bootName, KubeconfigPath: bootKC, State: state,
+		return kind.Delete(ctx, kind.DeleteInput{Name: bootName, KubeconfigPath: bootKC, State: state,
 			Timeout: 2 * time.Minute, Progress: out, Prefix: "[bootstrap]"})
 	})
 
 	// 4. workload cluster, created by the (now self-hosted) management cluster,
-	// with the test image loaded into its node as part of the create.
+	// with the test image loaded into its node.
 	var wlImages []clusterctl.ContainerImage
 	if bb := os.Getenv("TEST_IMAGE_BUSYBOX"); bb != "" {
 		wlImages = append(wlImages, clusterctl.ContainerImage{Name: bb, LoadBehavior: clusterctl.TryLoadImage})
 	}
-	createTimeouts.LoadImages = 3 * time.Minute
-	timed("workload-create", func() error {
-		res, err := clusters.Create(ctx, clusters.CreateInput{Spec: clusters.Spec{Name: prefix + "-wl", Namespace: ns, KubernetesVersion: k8sVersion,
-			Flavor: "development", InfrastructureProvider: "docker", ControlPlaneMachineCount: 1, WorkerMachineCount: 0},
-			Role: clusters.RoleWorkload, ManagementKubeconfig: mgmtKC, ClusterctlConfigPath: env["CLUSTERCTL_CONFIG"],
+	timed("workload-provision", func() error {
+		res, err := clusters.Provision(ctx, clusters.ProvisionInput{CreateInput: clusters.CreateInput{Spec: clusters.Spec{Name: prefix + "-wl",
+			Namespace: ns, KubernetesVersion: k8sVersion, Flavor: "development", InfrastructureProvider: "docker", ControlPlaneMachineCount: 1,
+			WorkerMachineCount: 0}, Role: clusters.RoleWorkload, ManagementKubeconfig: mgmtKC, ClusterctlConfigPath: env["CLUSTERCTL_CONFIG"],
 			CNIManifest: env["CNI_MANIFEST"], KubeconfigPath: filepath.Join(dir, "workload.kubeconfig"), State: state, CreatedBy: "workload",
-			Images: wlImages, Timeouts: createTimeouts, Progress: out, Prefix: "[workload]"})
+			Progress: out, Prefix: "[workload]"},
+			Images: wlImages, Timeouts: clusters.ProvisionTimeouts{CreateTimeouts: createTimeouts, LoadImages: 3 * time.Minute}})
 		if res != nil {
 			for _, s := range res.Steps {
 				timings = append(timings, timing{"  workload/" + s.Name, s.Duration})

@@ -119,13 +119,7 @@ type Result struct {
 	MachinesBefore []clusters.Machine
 	MachinesAfter  []clusters.Machine
 	// Steps: pre-check, discovery, move, post-check, settle (reconcile + settle period).
-	Steps []Step
-}
-
-// Step is one timed step.
-type Step struct {
-	Name     string
-	Duration time.Duration
+	Steps []wait.Step
 }
 
 // Move runs pre-checks, clusterctl's discovery (dry run), `clusterctl move`
@@ -141,7 +135,7 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 	}
 	res := &Result{}
 	step := func(name string, start time.Time) {
-		res.Steps = append(res.Steps, Step{Name: name, Duration: time.Since(start)})
+		res.Steps = append(res.Steps, wait.Step{Name: name, Duration: time.Since(start)})
 	}
 	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	from, err := kube.Connect(in.FromKubeconfig)

@@ -77,3 +77,14 @@ func TestForInterruptedSaysSo(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestTimeoutsMissingNamesEachField(t *testing.T) {
+	got := Timeouts{"Apply": time.Second, "NodesReady": 0, "Init": -1}.Missing("Timeouts.")
+	want := "Timeouts.Init must be > 0 (set it from the config intervals); Timeouts.NodesReady must be > 0 (set it from the config intervals)"
+	if err := Invalid("x.Y", got); err == nil || err.Error() != "x.Y: invalid input: "+want {
+		t.Fatalf("got %v", err)
+	}
+	if Invalid("x.Y", nil) != nil {
+		t.Fatal("no errors must be no error")
+	}
+}

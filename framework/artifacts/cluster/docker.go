@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"archive/tar"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,35 +10,19 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"sigs.k8s.io/cluster-api/test/infrastructure/container"
-
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/node"
 )
 
-// Labels kind and CAPD put on node containers.
-const (
-	kindClusterLabel = "io.x-k8s.kind.cluster"
-	kindRoleLabel    = "io.x-k8s.kind.role"
-	roleLoadBalancer = "external-load-balancer"
-)
+// dockerRunner execs into node containers through framework/node (Cluster
+// API's container runtime: the Docker API, no docker CLI needed). Cluster
+// API's DockerLogCollector is not used as is: it writes files itself, past
+// the redaction and the size cap, and copies exec output without
+// demultiplexing stdout from stderr.
+type dockerRunner struct{}
 
-// dockerRunner execs into node containers through Cluster API's container
-// runtime (the Docker API, no docker CLI needed). Cluster API's
-// DockerLogCollector is not used as is: it writes files itself, past the
-// redaction and the size cap, and copies exec output without demultiplexing
-// stdout from stderr.
-type dockerRunner struct{ rt container.Runtime }
-
-func (d dockerRunner) Run(ctx context.Context, node string, out io.Writer, cmd ...string) error {
-	var stderr bytes.Buffer
-	err := d.rt.ExecContainer(ctx, node, &container.ExecContainerInput{OutputBuffer: out, ErrorBuffer: &stderr}, cmd[0], cmd[1:]...)
-	if err != nil {
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return fmt.Errorf("%s: %w (stderr: %s)", strings.Join(cmd, " "), err, lastLines(msg, 3))
-		}
-		return fmt.Errorf("%s: %w", strings.Join(cmd, " "), err)
-	}
-	return nil
+func (dockerRunner) Run(ctx context.Context, nodeName string, out io.Writer, cmd ...string) error {
+	return node.Exec(ctx, nodeName, out, cmd...)
 }
 
 // dockerNodes collects the node containers of a kind or CAPD cluster. It
@@ -47,25 +30,10 @@ func (d dockerRunner) Run(ctx context.Context, node string, out io.Writer, cmd .
 // apiDone, and are taken only when the API did not answer (then they are the
 // only pod logs there are, as in Cluster API issue #12155).
 func (c *collection) dockerNodes(ctx context.Context, apiDone <-chan struct{}) {
-	rt, err := container.NewDockerClient()
-	if err != nil {
-		c.setDockerError(err)
-		c.r.Fail("docker node containers", err)
-		return
-	}
-	type listing struct{ nodes, lbs []container.Container }
+	type listing struct{ nodes, lbs []node.Container }
 	var found atomic.Pointer[listing]
 	listErr := c.r.Run(ctx, artifacts.Item{Name: "docker list node containers", Run: func(ctx context.Context) error {
-		all := container.FilterBuilder{}
-		all.AddKeyNameValue("label", kindClusterLabel, c.in.Name)
-		nodes, err := rt.ListContainers(ctx, all)
-		if err != nil {
-			return err
-		}
-		lb := container.FilterBuilder{}
-		lb.AddKeyNameValue("label", kindClusterLabel, c.in.Name)
-		lb.AddKeyNameValue("label", kindRoleLabel, roleLoadBalancer)
-		lbs, err := rt.ListContainers(ctx, lb)
+		nodes, lbs, err := node.ClusterNodes(ctx, c.in.Name)
 		if err != nil {
 			return err
 		}
@@ -80,25 +48,20 @@ func (c *collection) dockerNodes(ctx context.Context, apiDone <-chan struct{}) {
 		c.setDockerError(listErr)
 		return
 	}
-	nodes, lbs := l.nodes, l.lbs
-	if len(nodes) == 0 {
-		err := fmt.Errorf("no container labelled %s=%s: the cluster was never created, or was already deleted", kindClusterLabel, c.in.Name)
+	if len(l.nodes)+len(l.lbs) == 0 {
+		err := fmt.Errorf("no container labelled %s=%s: the cluster was never created, or was already deleted", node.ClusterLabel, c.in.Name)
 		c.setDockerError(err)
 		c.r.Fail("docker node containers", err)
 		return
 	}
-	isLB := map[string]bool{}
-	for _, lb := range lbs {
-		isLB[lb.Name] = true
-	}
-	run := dockerRunner{rt: rt}
+	run := dockerRunner{}
 	var items []artifacts.Item
 	var nodeNames []string
-	for _, n := range nodes {
-		items = append(items, c.containerDebugItem(rt, n.Name))
-		if isLB[n.Name] {
-			continue
-		}
+	for _, lb := range l.lbs {
+		items = append(items, c.containerDebugItem(lb.Name))
+	}
+	for _, n := range l.nodes {
+		items = append(items, c.containerDebugItem(n.Name))
 		nodeNames = append(nodeNames, n.Name)
 		items = append(items, c.nodeLogItems(run, n.Name, false)...)
 	}
@@ -122,14 +85,14 @@ func (c *collection) dockerNodes(ctx context.Context, apiDone <-chan struct{}) {
 // containerDebugItem keeps `docker inspect` and `docker logs` of a node
 // container: the node's boot output, where a systemd or kubelet that never
 // started shows.
-func (c *collection) containerDebugItem(rt container.Runtime, name string) artifacts.Item {
+func (c *collection) containerDebugItem(name string) artifacts.Item {
 	rel := path.Join(c.folder, "nodes", artifacts.SafeName(name), "container-inspect-and-logs.txt")
 	return artifacts.Item{Name: "node " + name + " docker inspect and logs", Run: func(ctx context.Context) error {
 		f, err := c.w.CreateTail(rel)
 		if err != nil {
 			return err
 		}
-		runErr := rt.ContainerDebugInfo(ctx, name, f)
+		runErr := node.DebugInfo(ctx, name, f)
 		if err := c.finish(f); runErr == nil {
 			runErr = err
 		}
@@ -178,12 +141,4 @@ func (c *collection) podLogDirItem(run dockerRunner, node string) artifacts.Item
 		errs = append(errs, <-execDone)
 		return errors.Join(errs...)
 	}}
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/node"
 )
 
 // SSH says how to reach machines that are not containers (vSphere VMs).
@@ -62,13 +63,13 @@ func newSSHRunner(cfg SSH, addrs map[string]string, timeout time.Duration) (*ssh
 	return &sshRunner{cfg: cfg, addrs: addrs, timeout: timeout}, nil
 }
 
-func (s *sshRunner) Run(ctx context.Context, node string, out io.Writer, cmd ...string) error {
-	addr := s.cfg.Hosts[node]
+func (s *sshRunner) Run(ctx context.Context, nodeName string, out io.Writer, cmd ...string) error {
+	addr := s.cfg.Hosts[nodeName]
 	if addr == "" {
-		addr = s.addrs[node]
+		addr = s.addrs[nodeName]
 	}
 	if addr == "" {
-		return fmt.Errorf("no address known for node %s (set SSH.Hosts or check the Node's status.addresses)", node)
+		return fmt.Errorf("no address known for node %s (set SSH.Hosts or check the Node's status.addresses)", nodeName)
 	}
 	connect := max(1, int(s.timeout.Seconds()/2))
 	args := []string{
@@ -89,9 +90,9 @@ func (s *sshRunner) Run(ctx context.Context, node string, out io.Writer, cmd ...
 	if err := c.Run(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == 255 {
-			return fmt.Errorf("ssh %s@%s: connection failed: %s", s.cfg.User, addr, lastLines(stderr.String(), 3))
+			return fmt.Errorf("ssh %s@%s: connection failed: %s", s.cfg.User, addr, node.LastLines(stderr.String(), 3))
 		}
-		return fmt.Errorf("ssh %s@%s %s: %w (stderr: %s)", s.cfg.User, addr, strings.Join(cmd, " "), err, lastLines(stderr.String(), 3))
+		return fmt.Errorf("ssh %s@%s %s: %w (stderr: %s)", s.cfg.User, addr, strings.Join(cmd, " "), err, node.LastLines(stderr.String(), 3))
 	}
 	return nil
 }

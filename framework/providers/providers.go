@@ -1,4 +1,9 @@
-package bootstrap
+// Package providers turns a cluster into a Cluster API management cluster:
+// `clusterctl init` through the clusterctl library (resuming over what the
+// clusterctl inventory already lists) and the wait for every Deployment it
+// installed. The kind bootstrap cluster and a CAPD management cluster go
+// through the same call, so both are initialized alike.
+package providers
 
 import (
 	"context"
@@ -11,6 +16,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clusterctlv1 "sigs.k8s.io/cluster-api/cmd/clusterctl/api/v1alpha3"
 	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
@@ -18,6 +24,10 @@ import (
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
+
+// ProviderLabel is the label clusterctl puts on everything it installs
+// (providers and cert-manager).
+const ProviderLabel = "clusterctl.cluster.x-k8s.io"
 
 // Providers are clusterctl provider names, optionally name:version.
 type Providers struct {
@@ -45,8 +55,8 @@ func (p Providers) WithDefaults() Providers {
 	return p
 }
 
-// InitProvidersInput is the input of InitProviders.
-type InitProvidersInput struct {
+// InitInput is the input of Init.
+type InitInput struct {
 	// KubeconfigPath of the cluster to turn into a management cluster.
 	KubeconfigPath string
 	// ClusterctlConfigPath is a clusterctl config file (providers' URLs, cert-manager
@@ -63,7 +73,7 @@ type InitProvidersInput struct {
 	Prefix      string
 }
 
-func (in *InitProvidersInput) validate() error {
+func (in *InitInput) validate() error {
 	var errs []string
 	if in.KubeconfigPath == "" {
 		errs = append(errs, "KubeconfigPath is empty")
@@ -79,17 +89,12 @@ func (in *InitProvidersInput) validate() error {
 	if len(in.Providers.Infrastructure) == 0 {
 		errs = append(errs, "Providers.Infrastructure is empty (e.g. [docker])")
 	}
-	if in.InitTimeout <= 0 || in.WaitTimeout <= 0 {
-		errs = append(errs, "InitTimeout and WaitTimeout must be > 0 (set them from the config intervals)")
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("bootstrap.InitProviders: invalid input: %s", strings.Join(errs, "; "))
-	}
-	return nil
+	errs = append(errs, wait.Timeouts{"InitTimeout": in.InitTimeout, "WaitTimeout": in.WaitTimeout}.Missing("")...)
+	return wait.Invalid("providers.Init", errs)
 }
 
-// InitProvidersResult says what InitProviders did.
-type InitProvidersResult struct {
+// Result says what Init did.
+type Result struct {
 	// Installed are the providers this call installed ("infrastructure-docker v1.14.0 in capd-system").
 	Installed []string
 	// AlreadyInstalled were found in the clusterctl inventory and left alone (resume).
@@ -100,11 +105,11 @@ type InitProvidersResult struct {
 	WaitDuration time.Duration
 }
 
-// InitProviders runs `clusterctl init` through the clusterctl library (cert-manager
+// Init runs `clusterctl init` through the clusterctl library (cert-manager
 // from the config's URL, then the providers), skipping providers the clusterctl
 // inventory already lists, and then waits for every Deployment clusterctl
 // installed to be Available, with progress.
-func InitProviders(ctx context.Context, in InitProvidersInput) (*InitProvidersResult, error) {
+func Init(ctx context.Context, in InitInput) (*Result, error) {
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
@@ -113,7 +118,7 @@ func InitProviders(ctx context.Context, in InitProvidersInput) (*InitProvidersRe
 	if err != nil {
 		return nil, err
 	}
-	res := &InitProvidersResult{}
+	res := &Result{}
 	installed, err := inventory(ctx, kc)
 	if err != nil {
 		return nil, err
@@ -211,7 +216,7 @@ func inventory(ctx context.Context, kc *kube.Cluster) (map[string]string, error)
 }
 
 func providerDeployments(ctx context.Context, kc *kube.Cluster) ([]string, error) {
-	deps, err := kc.Clientset.AppsV1().Deployments("").List(ctx, listOpts(ProviderLabel))
+	deps, err := kc.Clientset.AppsV1().Deployments("").List(ctx, metav1.ListOptions{LabelSelector: ProviderLabel})
 	if err != nil {
 		return nil, err
 	}
@@ -221,4 +226,10 @@ func providerDeployments(ctx context.Context, kc *kube.Cluster) ([]string, error
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// Steps are Init's timings as two steps, `clusterctl init` and the wait for
+// the providers, the way every stage reports them.
+func (r *Result) Steps() []wait.Step {
+	return []wait.Step{{Name: "clusterctl-init", Duration: r.InitDuration}, {Name: "providers-ready", Duration: r.WaitDuration}}
 }

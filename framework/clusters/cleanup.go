@@ -1,0 +1,52 @@
+package clusters
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/node"
+	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/wait"
+)
+
+// Deleter returns cleanup's deleter of capi-cluster resources: through the
+// cluster that holds the Cluster object (Delete, bounded by timeout). When
+// that cluster does not answer, or the cluster is self-hosted (a management
+// cluster after `clusterctl move`, which cannot delete itself), its node and
+// load balancer containers are removed by docker label instead. Cleanup
+// marks the resource deleted.
+func Deleter(timeout, interval time.Duration, progress io.Writer, prefix string) func(ctx context.Context, r run.Resource) (string, error) {
+	return func(ctx context.Context, r run.Resource) (string, error) {
+		p := wait.Printer{W: progress, Prefix: prefix}
+		selfHosted := r.Attributes[AttrSelfHosted] == "true"
+		if managedBy := r.Attributes[AttrManagedBy]; !selfHosted && managedBy != "" {
+			mgmt, err := kube.Connect(managedBy)
+			if err == nil {
+				err = mgmt.Ready(ctx)
+			}
+			if err == nil {
+				err = Delete(ctx, DeleteInput{Management: mgmt, Namespace: r.Namespace, Name: r.Name,
+					Timeout: timeout, Interval: interval, Progress: progress, Prefix: prefix})
+				if err == nil {
+					return "deleted through its management cluster", nil
+				}
+				if ctx.Err() != nil {
+					return "", err
+				}
+			}
+			p.Printf("cleanup: %s: cannot delete through %s (%v); removing its containers", r.Key(), managedBy, err)
+		}
+		removed, err := node.RemoveClusterContainers(ctx, r.Name)
+		if err != nil {
+			return "", err
+		}
+		how := fmt.Sprintf("removed %d containers by label %s=%s", len(removed), node.ClusterLabel, r.Name)
+		if selfHosted {
+			how += " (self-hosted)"
+		}
+		return how, nil
+	}
+}

@@ -1,0 +1,153 @@
+package clusters
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
+
+	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/node"
+	"github.com/tkg-e2e/harness/framework/providers"
+	"github.com/tkg-e2e/harness/framework/wait"
+)
+
+// ProvisionTimeouts bound Provision's waits, one field per wait. Only the
+// waits a step that runs needs are required.
+type ProvisionTimeouts struct {
+	CreateTimeouts
+	// LoadImages bounds loading Images into the nodes (docker provider).
+	LoadImages time.Duration
+	// ProvidersInit bounds `clusterctl init` (management clusters).
+	ProvidersInit time.Duration
+	// ProvidersReady bounds the wait for the provider Deployments (management clusters).
+	ProvidersReady time.Duration
+	// KappControllerApply bounds applying kapp-controller's manifest.
+	KappControllerApply time.Duration
+	// KappControllerAvailable bounds the wait for its Deployments.
+	KappControllerAvailable time.Duration
+	// KappControllerAPIService bounds the wait for each APIService it serves.
+	KappControllerAPIService time.Duration
+}
+
+// ProvisionInput is the input of Provision.
+type ProvisionInput struct {
+	// CreateInput says which cluster to create and where; its Timeouts are
+	// taken from ProvisionInput.Timeouts.CreateTimeouts.
+	CreateInput
+	// Images are loaded into the cluster's node containers when it is a CAPD
+	// cluster (InfrastructureProvider docker): a cluster without registry
+	// access cannot pull providers, kapp-controller or test images. Nodes of
+	// other providers pull.
+	Images     []clusterctl.ContainerImage
+	PullImages bool
+	// Providers are installed with `clusterctl init` when Role is
+	// RoleManagement, so the cluster can take over from the bootstrap cluster.
+	Providers providers.Providers
+	// KappControllerManifest (path or URL); empty skips kapp-controller.
+	KappControllerManifest string
+	// PostAddons, if set, runs last on the new cluster (the suites install
+	// their local package set); it is timed as the step post-addons.
+	PostAddons func(ctx context.Context, c *kube.Cluster) error
+	Timeouts   ProvisionTimeouts
+}
+
+func (in *ProvisionInput) loadsImages() bool {
+	short, _, _ := strings.Cut(in.InfrastructureProvider, ":")
+	return short == "docker" && len(in.Images) > 0
+}
+
+func (in *ProvisionInput) validate() error {
+	t, need := in.Timeouts, wait.Timeouts{}
+	if in.loadsImages() {
+		need["LoadImages"] = t.LoadImages
+	}
+	if in.Role == RoleManagement {
+		need["ProvidersInit"], need["ProvidersReady"] = t.ProvidersInit, t.ProvidersReady
+	}
+	if in.KappControllerManifest != "" {
+		need["KappControllerApply"], need["KappControllerAvailable"] = t.KappControllerApply, t.KappControllerAvailable
+		need["KappControllerAPIService"] = t.KappControllerAPIService
+	}
+	errs := need.Missing("Timeouts.")
+	if in.Role == RoleManagement && len(in.Providers.Infrastructure) == 0 {
+		errs = append(errs, "Providers.Infrastructure is empty (a management cluster gets its providers with clusterctl init)")
+	}
+	return wait.Invalid("clusters.Provision", errs)
+}
+
+// ProvisionResult is what Provision returns.
+type ProvisionResult struct {
+	Cluster  *Cluster
+	Machines []Machine
+	// Images, when they were loaded.
+	Images *node.LoadImagesResult
+	// Providers, for a management cluster.
+	Providers *providers.Result
+	// Steps are Create's steps, then load-images, clusterctl-init,
+	// providers-ready, kapp-controller and post-addons for those that ran.
+	Steps wait.Steps
+}
+
+// Provision is the one path by which the harness makes a Cluster API
+// cluster, management or workload: Create (with its CNI), the images into
+// its nodes, `clusterctl init` for a management cluster, kapp-controller,
+// then PostAddons. Every input is checked before anything is created.
+func Provision(ctx context.Context, in ProvisionInput) (*ProvisionResult, error) {
+	in.CreateInput.Timeouts = in.Timeouts.CreateTimeouts
+	var errs []string
+	for _, err := range []error{in.CreateInput.validate(), in.validate()} {
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.New(strings.Join(errs, "; "))
+	}
+	res := &ProvisionResult{}
+	cr, err := Create(ctx, in.CreateInput)
+	if cr != nil {
+		res.Cluster, res.Machines, res.Steps = cr.Cluster, cr.Machines, cr.Steps
+	}
+	if err != nil {
+		return res, err
+	}
+	c, t := res.Cluster, in.Timeouts
+	if in.loadsImages() {
+		if err := res.Steps.Time("load-images", func() error {
+			res.Images, err = node.LoadImages(ctx, node.LoadImagesInput{ClusterName: c.Name, Images: in.Images, Pull: in.PullImages,
+				Timeout: t.LoadImages, Progress: in.Progress, Prefix: in.Prefix})
+			return err
+		}); err != nil {
+			return res, err
+		}
+	}
+	if in.Role == RoleManagement {
+		res.Providers, err = providers.Init(ctx, providers.InitInput{KubeconfigPath: c.KubeconfigPath,
+			ClusterctlConfigPath: in.ClusterctlConfigPath, Providers: in.Providers, InitTimeout: t.ProvidersInit,
+			WaitTimeout: t.ProvidersReady, Interval: t.Interval, Progress: in.Progress, Prefix: in.Prefix})
+		if res.Providers != nil {
+			res.Steps = append(res.Steps, res.Providers.Steps()...)
+		}
+		if err != nil {
+			return res, err
+		}
+	}
+	if in.KappControllerManifest != "" {
+		if err := res.Steps.Time("kapp-controller", func() error {
+			return InstallKappController(ctx, KappControllerInput{Cluster: c.Kube, Manifest: in.KappControllerManifest,
+				ClusterName: c.Name, ApplyTimeout: t.KappControllerApply, AvailableTimeout: t.KappControllerAvailable,
+				APIServiceTimeout: t.KappControllerAPIService, Interval: t.Interval, Progress: in.Progress, Prefix: in.Prefix})
+		}); err != nil {
+			return res, err
+		}
+	}
+	if in.PostAddons != nil {
+		if err := res.Steps.Time("post-addons", func() error { return in.PostAddons(ctx, c.Kube) }); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,49 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/moby/moby/client"
+)
+
+// Cluster API's container.Runtime cannot list networks nor tell an image's
+// ID (it only says whether an image exists). These two calls go to the same
+// Docker API through the moby client the Runtime itself is built on, created
+// the same way (client.FromEnv); nothing else should be added here.
+var dockerAPI = sync.OnceValues(func() (*client.Client, error) { return client.New(client.FromEnv) })
+
+// Networks lists docker network names.
+func Networks(ctx context.Context) ([]string, error) {
+	cli, err := dockerAPI()
+	if err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
+	}
+	res, err := cli.NetworkList(ctx, client.NetworkListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing docker networks: %w", err)
+	}
+	out := make([]string, 0, len(res.Items))
+	for _, n := range res.Items {
+		out = append(out, n.Name)
+	}
+	return out, nil
+}
+
+// localImageID returns the ID of a local image, or "" when it is not present.
+func localImageID(ctx context.Context, ref string) (string, error) {
+	cli, err := dockerAPI()
+	if err != nil {
+		return "", fmt.Errorf("docker: %w", err)
+	}
+	res, err := cli.ImageInspect(ctx, ref)
+	if err != nil {
+		if cerrdefs.IsNotFound(err) && ctx.Err() == nil {
+			return "", nil
+		}
+		return "", fmt.Errorf("docker image inspect %s: %w", ref, err)
+	}
+	return res.ID, nil
+}

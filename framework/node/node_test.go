@@ -1,0 +1,78 @@
+package node
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
+	"sigs.k8s.io/cluster-api/test/infrastructure/container"
+
+	"github.com/tkg-e2e/harness/framework/run"
+)
+
+func TestValidateName(t *testing.T) {
+	for name, ok := range map[string]bool{"h4e-boot": true, "": false, "-x": false, "UPPER": false, strings.Repeat("a", 41): false} {
+		if err := ValidateName("Name", name); (err == nil) != ok {
+			t.Errorf("ValidateName(%q) = %v, want ok=%v", name, err, ok)
+		}
+	}
+}
+
+func TestLoadImagesValidatesBehaviour(t *testing.T) {
+	_, err := LoadImages(t.Context(), LoadImagesInput{ClusterName: "x", Timeout: 1,
+		Images: []clusterctl.ContainerImage{{Name: "a", LoadBehavior: "sometimes"}}})
+	if err == nil || !strings.Contains(err.Error(), `loadBehavior "sometimes" is not "mustLoad" or "tryLoad"`) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func fake(t *testing.T) (context.Context, *container.FakeRuntime) {
+	rt, err := container.NewFakeClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := rt.(*container.FakeRuntime)
+	// The fake keeps its call logs in package variables.
+	f.ResetDeleteContainerCallLogs()
+	f.ResetExecContainerCallLogs()
+	return container.RuntimeInto(t.Context(), rt), f
+}
+
+func TestCallsGoThroughTheRuntimeInTheContext(t *testing.T) {
+	ctx, rt := fake(t)
+	if err := RemoveContainers(ctx, []Container{{Name: "h4e-mgmt-lb"}, {Name: "h4e-mgmt-cp-x"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(rt.DeleteContainerCalls(), ","); got != "h4e-mgmt-lb,h4e-mgmt-cp-x" {
+		t.Fatalf("deleted %s", got)
+	}
+	if err := Exec(ctx, "h4e-mgmt-cp-x", nil, "journalctl", "-u", "kubelet.service"); err != nil {
+		t.Fatal(err)
+	}
+	calls := rt.ExecContainerCalls()
+	if len(calls) != 1 || calls[0].ContainerName != "h4e-mgmt-cp-x" || calls[0].Command != "journalctl" ||
+		strings.Join(calls[0].Args, " ") != "-u kubelet.service" || calls[0].Config.ErrorBuffer == nil {
+		t.Fatalf("exec calls %+v", calls)
+	}
+}
+
+func TestRunNamesMatchWhatIsNamedAfterTheRunsClusters(t *testing.T) {
+	st, err := run.New(t.TempDir(), "r", "local", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []run.Resource{{Kind: "kind-cluster", Name: "h4e-boot", State: "deleted"}, {Kind: "capi-cluster", Name: "h4e-mgmt"},
+		{Kind: "vsphere-template", Name: "tmpl"}} {
+		if err := st.PutResource(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	names := NamesOf(st, "kind-cluster", "capi-cluster")
+	for name, want := range map[string]bool{"h4e-boot": true, "h4e-boot-control-plane": true, "h4e-mgmt-lb": true,
+		"h4e-mgmtx": false, "tmpl": false, "kind": false, "": false} {
+		if got := names.Match(name); got != want {
+			t.Errorf("Match(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

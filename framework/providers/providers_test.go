@@ -1,0 +1,22 @@
+package providers
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestProvidersDefaults(t *testing.T) {
+	p := Providers{Infrastructure: []string{"docker"}}.WithDefaults()
+	if p.Core != "cluster-api" || p.Bootstrap[0] != "kubeadm" || p.ControlPlane[0] != "kubeadm" {
+		t.Fatalf("%+v", p)
+	}
+}
+
+func TestInitNamesEachMissingTimeout(t *testing.T) {
+	_, err := Init(t.Context(), InitInput{})
+	for _, want := range []string{"KubeconfigPath is empty", "Providers.Infrastructure is empty", "InitTimeout must be > 0", "WaitTimeout must be > 0"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v does not say %q", err, want)
+		}
+	}
+}
