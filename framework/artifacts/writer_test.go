@@ -202,34 +202,6 @@ func TestWriteAfterCloseFails(t *testing.T) {
 	}
 }
 
-func TestRedirectStdoutMasks(t *testing.T) {
-	w := newWriter(t, 100)
-	// Stand in for the terminal with a file, then redirect "stdout" through the redactor.
-	term, err := os.Create(filepath.Join(t.TempDir(), "terminal"))
-	must(t, err)
-	orig := os.Stdout
-	os.Stdout = term
-	defer func() { os.Stdout = orig }()
-
-	restore, err := artifacts.RedirectStdout(w.Redactor())
-	must(t, err)
-	fmt.Printf("password is %s\n", vcPassword)
-	fmt.Printf("token: abcdef.0123456789abcdef\nno newline at the end")
-	must(t, restore())
-	if os.Stdout != term {
-		t.Fatal("stdout not restored")
-	}
-	must(t, term.Close())
-	b, err := os.ReadFile(term.Name())
-	must(t, err)
-	if !strings.Contains(string(b), "password is <redacted>") || !strings.HasSuffix(string(b), "no newline at the end") {
-		t.Fatalf("terminal got %q", b)
-	}
-	for _, f := range leakcheck.Text("stdout", string(b), vcPassword, "abcdef.0123456789abcdef") {
-		t.Errorf("leak: %s", f)
-	}
-}
-
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {

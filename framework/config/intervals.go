@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -102,7 +103,7 @@ func (c *Config) validateIntervals(idx nodeIndex) Problems {
 		}
 	}
 	scopes := append(append([]string{"default"}, stages.All...), "cleanup", "artifacts")
-	for _, name := range sortedKeys(c.Intervals) {
+	for _, name := range slices.Sorted(maps.Keys(c.Intervals)) {
 		at := idx.at("intervals[" + name + "]")
 		scope, key, ok := strings.Cut(name, "/")
 		switch {
@@ -112,7 +113,7 @@ func (c *Config) validateIntervals(idx nodeIndex) Problems {
 		case !slices.Contains(scopes, scope):
 			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown scope %q", scope), "use one of: "+strings.Join(scopes, ", ")))
 		case !known[key]:
-			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown interval key %q%s", key, suggestKey(key, known)), "known keys: "+strings.Join(sortedKeys(known), ", ")))
+			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown interval key %q%s", key, suggestKey(key, known)), "known keys: "+strings.Join(slices.Sorted(maps.Keys(known)), ", ")))
 		case scope != "default" && !slices.Contains(IntervalKeys[scope], key):
 			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("stage %s does not use %q", scope, key), fmt.Sprintf("%s uses: %s", scope, strings.Join(IntervalKeys[scope], ", "))))
 		}

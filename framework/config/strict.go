@@ -2,8 +2,9 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
-	"sort"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -53,7 +54,7 @@ func checkKeys(file string, n *yaml.Node, t reflect.Type, path string, idx nodeI
 			ft, ok := fields[k.Value]
 			if !ok {
 				probs = append(probs, Problem{File: file, Line: k.Line, Key: p, Message: "unknown key" + suggest(k.Value, fields),
-					Fix: fmt.Sprintf("remove it or rename it to one of: %s", strings.Join(sortedKeys(fields), ", "))})
+					Fix: fmt.Sprintf("remove it or rename it to one of: %s", strings.Join(slices.Sorted(maps.Keys(fields)), ", "))})
 				continue
 			}
 			idx[p] = located{node: v, file: file}
@@ -131,15 +132,6 @@ func orRoot(p string) string {
 	return p
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // suggest names the closest known key when the unknown one looks like a typo.
 func suggest(key string, fields map[string]reflect.Type) string {
 	best, bestD := "", 1<<30
@@ -153,7 +145,7 @@ func suggest(key string, fields map[string]reflect.Type) string {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	// An abbreviation of a known key (workerCount -> workerMachineCount).
-	for _, k := range sortedKeys(fields) {
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		if isSubsequence(strings.ToLower(key), strings.ToLower(k)) {
 			return fmt.Sprintf(" (did you mean %q?)", k)
 		}

@@ -3,6 +3,8 @@ package move
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -46,7 +48,7 @@ func (inv *Inventory) ToMove() map[string]int { return countByKind(inv.Objects) 
 // String renders the discovery like clusterctl's log, then the move set.
 func (inv *Inventory) String() string {
 	var b strings.Builder
-	for _, k := range sortedKeys(inv.Discovered) {
+	for _, k := range slices.Sorted(maps.Keys(inv.Discovered)) {
 		fmt.Fprintf(&b, "%s Count=%d\n", k, inv.Discovered[k])
 	}
 	fmt.Fprintf(&b, "Total objects Count=%d\n", inv.DiscoveredTotal)
@@ -57,7 +59,7 @@ func (inv *Inventory) String() string {
 // FormatCounts renders per-kind counts as "Cluster=1 Machine=2 ...".
 func FormatCounts(m map[string]int) string {
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
 	}
 	return strings.Join(parts, " ")
@@ -73,7 +75,7 @@ func DiffCounts(source, target map[string]int) []string {
 		keys[k] = true
 	}
 	var out []string
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if source[k] != target[k] {
 			out = append(out, fmt.Sprintf("%s: source %d, target %d", k, source[k], target[k]))
 		}
@@ -87,15 +89,6 @@ func countByKind(objs []Object) map[string]int {
 		m[o.Kind]++
 	}
 	return m
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // recorder reads clusterctl's move log: the discovery counts and the objects it

@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/kube"
 )
 
 // DefaultParallel is how many items run at once when Input.Parallel is 0:
@@ -168,7 +169,10 @@ func (c *collection) api(ctx context.Context, apiDone chan<- struct{}) {
 	done := func() { once.Do(func() { close(apiDone) }) }
 	defer done()
 
-	cl, err := newClients(c.in.KubeconfigPath, c.in.ItemTimeout)
+	// A live API server connects in milliseconds, so a quarter of the item
+	// timeout is ample and lets a dead one fail early.
+	cl, err := kube.Connect(c.in.KubeconfigPath, kube.WithRequestTimeout(c.in.ItemTimeout), kube.WithDialTimeout(c.in.ItemTimeout/4),
+		kube.WithRateLimit(100, 200), kube.WithUserAgent("tkg-e2e-harness-artifacts"))
 	if err != nil {
 		c.apiFailed(err)
 		return
@@ -179,7 +183,7 @@ func (c *collection) api(ctx context.Context, apiDone chan<- struct{}) {
 	// still finish later, while this goroutine has moved on.
 	var found atomic.Pointer[[]*metav1.APIResourceList]
 	errs := c.r.Run(ctx, artifacts.Item{Name: "API discovery", Run: func(ctx context.Context) error {
-		lists, err := discovery.ServerPreferredResources(cl.discovery)
+		lists, err := discovery.ServerPreferredResources(cl.Clientset.Discovery())
 		if err != nil && (!discovery.IsGroupDiscoveryFailedError(err) || len(lists) == 0) {
 			return err
 		}

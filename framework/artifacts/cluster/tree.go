@@ -13,6 +13,7 @@ import (
 	crclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/kube"
 )
 
 // treeItem builds clusterctl's object tree for one Cluster (the discovery
@@ -21,13 +22,10 @@ import (
 // object with its Available/Ready/UpToDate conditions, and below it every
 // other condition that carries a message (a message is set when something
 // is not as it should be).
-func (c *collection) treeItem(cl *clients, ns, name string) artifacts.Item {
+func (c *collection) treeItem(cl *kube.Cluster, ns, name string) artifacts.Item {
 	rel := path.Join(c.folder, "cluster-tree", artifacts.SafeName(ns)+"-"+artifacts.SafeName(name)+".txt")
 	return artifacts.Item{Name: "condition tree of Cluster " + ns + "/" + name, Run: func(ctx context.Context) error {
-		if cl.cr == nil {
-			return fmt.Errorf("no controller-runtime client: %v", cl.crErr)
-		}
-		t, err := tree.Discovery(ctx, cl.cr, ns, name, tree.DiscoverOptions{
+		t, err := tree.Discovery(ctx, cl.Client, ns, name, tree.DiscoverOptions{
 			ShowOtherConditions:    "all",
 			ShowMachineSets:        true,
 			AddTemplateVirtualNode: true,
