@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/stages"
+	"github.com/tkg-e2e/harness/framework/strictjson"
 )
 
 // IntervalKeys lists, per stage (and the cleanup and artifacts steps), the
@@ -59,16 +60,6 @@ func (c *Config) MustInterval(stage, key string) Interval {
 	return iv
 }
 
-// GetIntervals has the shape of Cluster API's E2EConfig.GetIntervals, for
-// helpers of its test framework that take Eventually intervals.
-func (c *Config) GetIntervals(stage, key string) []interface{} {
-	iv, err := c.Interval(stage, key)
-	if err != nil {
-		return nil
-	}
-	return []interface{}{iv.Timeout, iv.Poll}
-}
-
 func parseInterval(v []string) (Interval, error) {
 	if len(v) == 0 || len(v) > 2 {
 		return Interval{}, fmt.Errorf("want [timeout] or [timeout, poll], got %d values", len(v))
@@ -113,7 +104,7 @@ func (c *Config) validateIntervals(idx nodeIndex) Problems {
 		case !slices.Contains(scopes, scope):
 			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown scope %q", scope), "use one of: "+strings.Join(scopes, ", ")))
 		case !known[key]:
-			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown interval key %q%s", key, suggestKey(key, known)), "known keys: "+strings.Join(slices.Sorted(maps.Keys(known)), ", ")))
+			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown interval key %q%s", key, strictjson.Suggest(key, slices.Collect(maps.Keys(known)))), "known keys: "+strings.Join(slices.Sorted(maps.Keys(known)), ", ")))
 		case scope != "default" && !slices.Contains(IntervalKeys[scope], key):
 			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("stage %s does not use %q", scope, key), fmt.Sprintf("%s uses: %s", scope, strings.Join(IntervalKeys[scope], ", "))))
 		}
@@ -137,17 +128,4 @@ func (c *Config) validateIntervals(idx nodeIndex) Problems {
 			"add default/<key> (or stage/<key>) entries; config/local.yaml lists them all"))
 	}
 	return probs
-}
-
-func suggestKey(key string, known map[string]bool) string {
-	best, bestD := "", 1<<30
-	for k := range known {
-		if d := distance(key, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if bestD <= 3 {
-		return fmt.Sprintf(" (did you mean %q?)", best)
-	}
-	return ""
 }
