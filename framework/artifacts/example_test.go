@@ -31,7 +31,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	progress := w.Redacting(os.Stderr) // GinkgoWriter in a suite
+	progress := w.Redactor().Writer(os.Stderr) // GinkgoWriter in a suite
 	defer progress.Flush()
 
 	state, _ := run.New(w.Root(), "r-1", "local", "config/local.yaml")

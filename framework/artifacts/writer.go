@@ -35,8 +35,9 @@ type Options struct {
 	Redactor *redact.Redactor
 }
 
-// Writer is the only way collectors put files in the artifacts folder. It is
-// safe for concurrent use.
+// Writer is how a collector must put files in the artifacts folder: a file
+// written around it is neither redacted nor capped, nor listed in index.json.
+// It is safe for concurrent use.
 type Writer struct {
 	root string
 	max  int64

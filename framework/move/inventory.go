@@ -27,8 +27,9 @@ type Object struct {
 
 func (o Object) String() string { return o.Kind + " " + o.Namespace + "/" + o.Name }
 
-// Inventory is clusterctl's own view of what a move covers, read from its
-// object graph through a dry-run move (nothing is changed on either cluster).
+// Inventory is clusterctl's own view of what a move covers: its object graph
+// as a dry-run move logs it (nothing is changed on either cluster; see
+// recorder for why the log).
 type Inventory struct {
 	// Discovered counts, per kind, every object clusterctl's discovery listed
 	// (the "<Kind> Count=N" lines of a verbose move), and their total
@@ -95,6 +96,17 @@ func countByKind(objs []Object) map[string]int {
 // creates and deletes. The entries it relies on are logged by clusterctl's
 // object graph and mover (cmd/clusterctl/client/cluster: objectgraph.go
 // Discovery, mover.go createTargetObject/deleteSourceObject).
+//
+// The log is the only exported view of that graph in Cluster API v1.14: the
+// graph (objectGraph, its nodes, getMoveNodes, getMoveSequence) is unexported,
+// and cluster.ObjectMover exports only Move, ToDirectory and FromDirectory.
+// ToDirectory (`clusterctl move --to-directory`) would give the move set as
+// files, but it is no dry run: it pauses the source Clusters and
+// ClusterClasses while it writes (left paused if interrupted, which makes the
+// move that follows refuse), writes every moved Secret to disk, and still says
+// nothing about the per-kind discovery counts or what the real move created
+// and deleted. Those exist only as the log entries read here, so the log
+// stays the one source for all of them.
 type recorder struct {
 	inDiscovery bool
 	discovered  map[string]int
