@@ -102,7 +102,8 @@ type collection struct {
 	folder string
 	r      *artifacts.Runner
 	inv    *inventory
-	tails  tails
+	// tails maps a pod log file to the end of its content, a string.
+	tails sync.Map
 
 	mu    sync.Mutex
 	f     artifacts.ClusterFindings

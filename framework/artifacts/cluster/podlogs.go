@@ -6,7 +6,6 @@ import (
 	"io"
 	"path"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -86,7 +85,7 @@ func (c *collection) podLogItem(cl *kube.Cluster, ns, pod, container string, pre
 			cerr = err
 		}
 		if tail != nil {
-			c.tails.put(rel, c.w.Redact(tail.lines(c.in.LogTailLines)))
+			c.tails.Store(rel, c.w.Redact(tail.lines(c.in.LogTailLines)))
 		}
 		if cerr != nil {
 			return fmt.Errorf("reading log: %w", cerr)
@@ -118,26 +117,4 @@ func (t *tailBuffer) lines(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// tails maps a log file to the end of its content.
-type tails struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (t *tails) put(file, tail string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m == nil {
-		t.m = map[string]string{}
-	}
-	t.m[file] = tail
-}
-
-func (t *tails) get(file string) (string, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s, ok := t.m[file]
-	return s, ok
 }
