@@ -12,8 +12,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -272,12 +274,7 @@ func (c *collection) addTree(t artifacts.ConditionTree) {
 }
 
 func (c *collection) copyExtraFiles() {
-	names := make([]string, 0, len(c.in.ExtraFiles))
-	for name := range c.in.ExtraFiles {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(c.in.ExtraFiles)) {
 		src := c.in.ExtraFiles[name]
 		if _, err := os.Stat(src); err != nil {
 			c.r.Fail("extra file "+name, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -118,7 +119,7 @@ func conditionSummary(obj crclient.Object) string {
 func otherConditions(obj crclient.Object) []string {
 	var out []string
 	for _, c := range tree.GetConditions(obj) {
-		if c.Message == "" || contains(mainConditions, c.Type) {
+		if c.Message == "" || slices.Contains(mainConditions, c.Type) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s=%s (%s): %s", c.Type, c.Status, c.Reason, firstLine(c.Message)))
@@ -136,13 +137,4 @@ func firstLine(s string) string {
 		s = s[:240] + " …"
 	}
 	return s
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
