@@ -111,8 +111,8 @@ func (w *Writer) Root() string { return w.root }
 // MaxFileSize is the per-file cap in bytes.
 func (w *Writer) MaxFileSize() int64 { return w.max }
 
-// Redactor is the redactor every file goes through; give it to anything that
-// prints (see Redacting).
+// Redactor is the redactor every file goes through; wrap anything that
+// prints with its Writer, so output is masked by the same rules as files.
 func (w *Writer) Redactor() *redact.Redactor { return w.red }
 
 // AddSecrets registers more values to mask from now on (a token read late).
