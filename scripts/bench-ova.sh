@@ -25,8 +25,8 @@ if ! go version -m "$govc" 2>/dev/null | grep -q "github.com/vmware/govmomi[[:sp
   GOBIN=$localbin go install "github.com/vmware/govmomi/govc@$govc_version"
 fi
 
-echo "bench-ova: building framework/vsphere/cmd/bench-ova"
-(cd "$root" && go build -o "$localbin/bench-ova" ./framework/vsphere/cmd/bench-ova)
+echo "bench-ova: building e2e/cmd/bench-ova"
+(cd "$root" && go build -o "$localbin/bench-ova" ./e2e/cmd/bench-ova)
 
 exec "$localbin/bench-ova" -govc "$govc" -count "${COUNT:-4}" -size-mib "${SIZE_MIB:-200}" \
   -concurrency "${CONCURRENCY:-4}" "$@"

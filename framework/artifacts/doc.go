@@ -7,8 +7,9 @@
 //
 // Sub-packages: cluster (one Kubernetes cluster and its nodes), vsphere (a
 // vCenter folder, its templates, tasks and events), report (SUMMARY.md,
-// timings.json, index.html, junit.xml) and leakcheck (the scanner tests use to
-// prove no secret reached the folder). The data the collectors hand to the
+// timings.json, index.html, junit.xml), leakcheck (the scanner the tests and
+// the suite's final check use to prove no secret reached the folder) and
+// artifactstest (test helpers). The data the collectors hand to the
 // reports (findings.go) lives here so that reports can be written when no
 // collector ran at all.
 package artifacts

@@ -15,12 +15,11 @@ import (
 	"github.com/tkg-e2e/harness/framework/run"
 )
 
-// The order a suite wires the library in. In Ginkgo, the Writer and the
-// stdout redirection belong in SynchronizedBeforeSuite (made first, before
-// the config is even loaded, so a config error is reported too), the
-// collection in ReportAfterEach when the spec failed (or AfterSuite), and
-// report.Write in ReportAfterSuite, which also runs after a failed
-// BeforeSuite and hands over the Ginkgo report.
+// The order a suite wires the library in. In Ginkgo, the Writer belongs in
+// SynchronizedBeforeSuite (made first, before the config is even loaded, so a
+// config error is reported too), the collection in ReportAfterEach when the
+// spec failed (or AfterSuite), and report.Write in ReportAfterSuite, which
+// also runs after a failed BeforeSuite and hands over the Ginkgo report.
 func Example() {
 	ctx := context.Background()
 	w, err := artifacts.New(artifacts.Options{
@@ -32,9 +31,7 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	restore, _ := artifacts.RedirectStdout(w.Redactor())
-	defer restore()
-	progress := w.Redacting(os.Stderr) // GinkgoWriter in a suite
+	progress := w.Redactor().Writer(os.Stderr) // GinkgoWriter in a suite
 	defer progress.Flush()
 
 	state, _ := run.New(w.Root(), "r-1", "local", "config/local.yaml")

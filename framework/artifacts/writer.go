@@ -35,8 +35,9 @@ type Options struct {
 	Redactor *redact.Redactor
 }
 
-// Writer is the only way collectors put files in the artifacts folder. It is
-// safe for concurrent use.
+// Writer is how a collector must put files in the artifacts folder: a file
+// written around it is neither redacted nor capped, nor listed in index.json.
+// It is safe for concurrent use.
 type Writer struct {
 	root string
 	max  int64
@@ -110,8 +111,8 @@ func (w *Writer) Root() string { return w.root }
 // MaxFileSize is the per-file cap in bytes.
 func (w *Writer) MaxFileSize() int64 { return w.max }
 
-// Redactor is the redactor every file goes through; give it to anything that
-// prints (see Redacting).
+// Redactor is the redactor every file goes through; wrap anything that
+// prints with its Writer, so output is masked by the same rules as files.
 func (w *Writer) Redactor() *redact.Redactor { return w.red }
 
 // AddSecrets registers more values to mask from now on (a token read late).

@@ -5,35 +5,16 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/artifacts/artifactstest"
 	"github.com/tkg-e2e/harness/framework/artifacts/leakcheck"
 )
 
 const vcPassword = "Vc-P@ss&w<rd>-1729"
-
-func newWriter(t *testing.T, max int64) *artifacts.Writer {
-	t.Helper()
-	w, err := artifacts.New(artifacts.Options{Root: t.TempDir(), MaxFileSize: max, Secrets: []string{vcPassword}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
-
-func read(t *testing.T, w *artifacts.Writer, rel string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(w.Root(), rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 func noLeaks(t *testing.T, w *artifacts.Writer, secrets ...string) {
 	t.Helper()
@@ -53,7 +34,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	if _, err := artifacts.New(artifacts.Options{MaxFileSize: 1}); err == nil {
 		t.Fatal("empty root accepted")
 	}
-	w := newWriter(t, 1024)
+	w := artifactstest.NewWriter(t, 1024, vcPassword)
 	for _, bad := range []string{"../x", "/etc/passwd", "", "a/../../b"} {
 		if _, err := w.Create(bad); err == nil {
 			t.Errorf("path %q accepted", bad)
@@ -62,7 +43,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 }
 
 func TestSecretDumpKubeconfigAndPasswordAreMaskedInFiles(t *testing.T) {
-	w := newWriter(t, 1<<20)
+	w := artifactstest.NewWriter(t, 1<<20, vcPassword)
 	secretData := base64.StdEncoding.EncodeToString([]byte("db-password-value-42"))
 	keyData := base64.StdEncoding.EncodeToString([]byte("-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIKeyMaterial\n-----END EC PRIVATE KEY-----\n"))
 	dump := `apiVersion: v1
@@ -91,11 +72,11 @@ users:
 	must(t, w.WriteFile("kubeconfig.yaml", []byte(kubeconfig)))
 	must(t, w.WriteFile("log.txt", []byte("connecting as administrator with "+vcPassword+" and "+base64.StdEncoding.EncodeToString([]byte(vcPassword))+"\n")))
 
-	got := read(t, w, "resources/secrets.yaml")
+	got := artifactstest.Read(t, w, "resources/secrets.yaml")
 	if !strings.Contains(got, "name: db-credentials") || !strings.Contains(got, "password: <redacted>") {
 		t.Fatalf("dump lost the Secret or its key:\n%s", got)
 	}
-	kc := read(t, w, "kubeconfig.yaml")
+	kc := artifactstest.Read(t, w, "kubeconfig.yaml")
 	if !strings.Contains(kc, "server: https://127.0.0.1:6443") {
 		t.Fatalf("kubeconfig lost its server:\n%s", kc)
 	}
@@ -103,7 +84,7 @@ users:
 }
 
 func TestSizeCapKeepsHeadOrTailAndAppendsNote(t *testing.T) {
-	w := newWriter(t, 1000)
+	w := artifactstest.NewWriter(t, 1000, vcPassword)
 	var long strings.Builder
 	for i := 0; i < 500; i++ {
 		fmt.Fprintf(&long, "line %04d\n", i)
@@ -117,11 +98,11 @@ func TestSizeCapKeepsHeadOrTailAndAppendsNote(t *testing.T) {
 	must(t, f.Close())
 	must(t, w.WriteFile("small.txt", []byte("line 0001\n")))
 
-	head := read(t, w, "dump.yaml")
+	head := artifactstest.Read(t, w, "dump.yaml")
 	if !strings.HasPrefix(head, "line 0000\n") || strings.Contains(head, "line 0499") {
 		t.Fatalf("head mode kept the wrong part:\n%s", head)
 	}
-	tail := read(t, w, "pod.log")
+	tail := artifactstest.Read(t, w, "pod.log")
 	if !strings.Contains(tail, "line 0499\n") || strings.Contains(tail, "line 0000") {
 		t.Fatalf("tail mode kept the wrong part:\n%s", tail)
 	}
@@ -140,7 +121,7 @@ func TestSizeCapKeepsHeadOrTailAndAppendsNote(t *testing.T) {
 			}
 		}
 	}
-	if got := read(t, w, "small.txt"); got != "line 0001\n" {
+	if got := artifactstest.Read(t, w, "small.txt"); got != "line 0001\n" {
 		t.Fatalf("small file changed: %q", got)
 	}
 	for _, r := range w.Files() {
@@ -151,7 +132,7 @@ func TestSizeCapKeepsHeadOrTailAndAppendsNote(t *testing.T) {
 }
 
 func TestCapNeverSplitsASecretIntoAnUnmaskedHalf(t *testing.T) {
-	w := newWriter(t, 200)
+	w := artifactstest.NewWriter(t, 200, vcPassword)
 	key := "-----BEGIN RSA PRIVATE KEY-----\n" + strings.Repeat("MIIEpAIBAAKCAQEAsecretKeyBody\n", 40) + "-----END RSA PRIVATE KEY-----\n"
 	must(t, w.WriteFile("head.txt", []byte(strings.Repeat("x\n", 50)+key)))
 	f, err := w.CreateTail("tail.txt")
@@ -162,7 +143,7 @@ func TestCapNeverSplitsASecretIntoAnUnmaskedHalf(t *testing.T) {
 }
 
 func TestRunnerBoundsHangingItemsAndRecordsFailures(t *testing.T) {
-	w := newWriter(t, 1<<20)
+	w := artifactstest.NewWriter(t, 1<<20, vcPassword)
 	r, err := w.NewRunner("cluster bootstrap/art", 2, 300*time.Millisecond)
 	must(t, err)
 	start := time.Now()
@@ -180,7 +161,7 @@ func TestRunnerBoundsHangingItemsAndRecordsFailures(t *testing.T) {
 	}
 	r.Skip("node logs over SSH", "no SSH key configured")
 	must(t, w.WriteIndex())
-	txt := read(t, w, artifacts.ErrorsFile)
+	txt := artifactstest.Read(t, w, artifacts.ErrorsFile)
 	for _, want := range []string{"[timed out] cluster bootstrap/art: ignores its context", "[failed] cluster bootstrap/art: fails with", "[failed] cluster bootstrap/art: panics: panic: bad", "[not collected] cluster bootstrap/art: node logs over SSH: no SSH key configured", "3 item(s) failed or timed out, 1 not collected"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("errors.txt lacks %q:\n%s", want, txt)
@@ -193,40 +174,12 @@ func TestRunnerBoundsHangingItemsAndRecordsFailures(t *testing.T) {
 }
 
 func TestWriteAfterCloseFails(t *testing.T) {
-	w := newWriter(t, 100)
+	w := artifactstest.NewWriter(t, 100, vcPassword)
 	f, err := w.Create("a.txt")
 	must(t, err)
 	must(t, f.Close())
 	if _, err := f.Write([]byte("late")); err == nil {
 		t.Fatal("late write accepted")
-	}
-}
-
-func TestRedirectStdoutMasks(t *testing.T) {
-	w := newWriter(t, 100)
-	// Stand in for the terminal with a file, then redirect "stdout" through the redactor.
-	term, err := os.Create(filepath.Join(t.TempDir(), "terminal"))
-	must(t, err)
-	orig := os.Stdout
-	os.Stdout = term
-	defer func() { os.Stdout = orig }()
-
-	restore, err := artifacts.RedirectStdout(w.Redactor())
-	must(t, err)
-	fmt.Printf("password is %s\n", vcPassword)
-	fmt.Printf("token: abcdef.0123456789abcdef\nno newline at the end")
-	must(t, restore())
-	if os.Stdout != term {
-		t.Fatal("stdout not restored")
-	}
-	must(t, term.Close())
-	b, err := os.ReadFile(term.Name())
-	must(t, err)
-	if !strings.Contains(string(b), "password is <redacted>") || !strings.HasSuffix(string(b), "no newline at the end") {
-		t.Fatalf("terminal got %q", b)
-	}
-	for _, f := range leakcheck.Text("stdout", string(b), vcPassword, "abcdef.0123456789abcdef") {
-		t.Errorf("leak: %s", f)
 	}
 }
 

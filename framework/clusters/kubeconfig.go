@@ -3,33 +3,18 @@ package clusters
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/cluster-api/util/kubeconfig"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
-
-// Kubeconfig reads the admin kubeconfig Cluster API keeps for a cluster in the
-// Secret <name>-kubeconfig (what `clusterctl get kubeconfig` prints).
-func Kubeconfig(ctx context.Context, mgmt client.Client, namespace, name string) ([]byte, error) {
-	s := &corev1.Secret{}
-	if err := mgmt.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name + "-kubeconfig"}, s); err != nil {
-		return nil, err
-	}
-	v := s.Data["value"]
-	if len(v) == 0 {
-		return nil, fmt.Errorf("secret %s/%s-kubeconfig has no data.value", namespace, name)
-	}
-	return v, nil
-}
 
 // WriteKubeconfig writes a kubeconfig with owner-only permissions.
 func WriteKubeconfig(path string, b []byte) error {
@@ -63,12 +48,17 @@ func WaitAPI(ctx context.Context, in WaitAPIInput) (*kube.Cluster, error) {
 	err := wait.For(ctx, wait.Options{What: "API server of " + in.Name + " answers", Timeout: in.Timeout, Interval: in.Interval,
 		Progress: in.Progress, Prefix: in.Prefix},
 		func(ctx context.Context) (bool, string, error) {
-			kc, err := Kubeconfig(ctx, in.Management.Client, in.Namespace, in.Name)
+			// The admin kubeconfig Cluster API keeps in <name>-kubeconfig
+			// (what `clusterctl get kubeconfig` prints).
+			kc, err := kubeconfig.FromSecret(ctx, in.Management.Client, client.ObjectKey{Namespace: in.Namespace, Name: in.Name})
 			if apierrors.IsNotFound(err) {
 				return false, "no kubeconfig Secret yet", nil
 			}
 			if err != nil {
 				return false, "", err
+			}
+			if len(kc) == 0 {
+				return false, "kubeconfig Secret has an empty data.value", nil
 			}
 			if wl == nil {
 				if wl, err = kube.ConnectBytes(in.Name, kc); err != nil {

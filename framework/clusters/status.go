@@ -97,15 +97,6 @@ func Available(c *clusterv1.Cluster) bool {
 	return meta.IsStatusConditionTrue(c.Status.Conditions, clusterv1.AvailableCondition)
 }
 
-// Paused reports whether the Cluster is paused (spec or annotation).
-func Paused(c *clusterv1.Cluster) bool {
-	if c.Spec.Paused != nil && *c.Spec.Paused {
-		return true
-	}
-	_, ann := c.Annotations[clusterv1.PausedAnnotation]
-	return ann
-}
-
 func firstFalse(conds []metav1.Condition) string {
 	for _, c := range conds {
 		if c.Status == metav1.ConditionFalse && c.Message != "" && c.Type != "Deleting" && c.Type != "Paused" {

@@ -2,12 +2,13 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 	"time"
 
-	"maps"
+	"github.com/tkg-e2e/harness/framework/strictjson"
 )
 
 // Interval is a wait's timeout and poll period.
@@ -82,7 +83,7 @@ func (c *Config) validateIntervals(idx nodeIndex) Problems {
 		}
 	}
 	scopes := append([]string{"default"}, slices.Sorted(maps.Keys(registry))...)
-	for _, name := range sortedKeys(c.Intervals) {
+	for _, name := range slices.Sorted(maps.Keys(c.Intervals)) {
 		at := idx.at("intervals[" + name + "]")
 		scope, key, ok := strings.Cut(name, "/")
 		switch {
@@ -92,7 +93,7 @@ func (c *Config) validateIntervals(idx nodeIndex) Problems {
 		case !slices.Contains(scopes, scope):
 			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown scope %q", scope), "use one of: "+strings.Join(scopes, ", ")))
 		case !known[key]:
-			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown interval key %q%s", key, suggestKey(key, known)), "known keys: "+strings.Join(sortedKeys(known), ", ")))
+			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown interval key %q%s", key, strictjson.Suggest(key, slices.Collect(maps.Keys(known)))), "known keys: "+strings.Join(slices.Sorted(maps.Keys(known)), ", ")))
 		case scope != "default" && !slices.Contains(registry[scope], key):
 			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("stage %s does not use %q", scope, key), fmt.Sprintf("%s uses: %s", scope, strings.Join(registry[scope], ", "))))
 		}
@@ -116,17 +117,4 @@ func (c *Config) validateIntervals(idx nodeIndex) Problems {
 			"add default/<key> (or stage/<key>) entries; config/local.yaml lists them all"))
 	}
 	return probs
-}
-
-func suggestKey(key string, known map[string]bool) string {
-	best, bestD := "", 1<<30
-	for k := range known {
-		if d := distance(key, k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if bestD <= 3 {
-		return fmt.Sprintf(" (did you mean %q?)", best)
-	}
-	return ""
 }

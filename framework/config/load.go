@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/tkg-e2e/harness/framework/strictjson"
 )
 
 // LoadOptions say what to load.
@@ -50,7 +52,7 @@ func Load(opts LoadOptions) (*Config, error) {
 			continue
 		}
 		markOrigin(doc, f, origin)
-		probs = append(probs, checkKeys(f, doc, reflect.TypeOf(Config{}), "", nodeIndex{})...)
+		probs = append(probs, checkKeys(f, doc)...)
 		if merged == nil {
 			merged = doc
 		} else {
@@ -275,7 +277,7 @@ func indexTree(n *yaml.Node, t reflect.Type, path string, fileOf func(*yaml.Node
 	}
 	switch {
 	case t.Kind() == reflect.Struct && n.Kind == yaml.MappingNode:
-		fields := yamlFields(t)
+		fields := strictjson.Fields(t, "yaml")
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if ft, ok := fields[k.Value]; ok {

@@ -5,8 +5,9 @@
 // harness's own sections. Loading is strict: every problem in the file is
 // reported at once, with file, line, key and a fix, before any work starts.
 //
-// The package depends only on the standard library and a YAML parser, so the
-// validate command that runs it first starts in milliseconds.
+// The package depends only on the standard library, a YAML parser and the
+// harness's small stages and strictjson packages, so the validate command
+// that runs it first starts in milliseconds.
 package config
 
 // Config is one profile after variables are expanded and overrides merged.

@@ -1,7 +1,6 @@
 package kube
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +12,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	capiyaml "sigs.k8s.io/cluster-api/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tkg-e2e/harness/framework/wait"
@@ -50,27 +49,22 @@ func ReadManifest(ctx context.Context, pathOrURL string) ([]byte, error) {
 	return io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 }
 
-// ParseManifest splits a multi-document YAML (or JSON) manifest into objects,
-// skipping empty documents and expanding List kinds.
+// ParseManifest splits a multi-document YAML (or JSON) manifest into objects.
+// Cluster API's splitter skips empty documents; on top of it, List kinds are
+// expanded (kubectl apply accepts them) and a document without kind or
+// apiVersion is an error here rather than a confusing one from the server.
 func ParseManifest(manifest []byte) ([]*unstructured.Unstructured, error) {
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(manifest), 4096)
+	docs, err := capiyaml.ToUnstructured(manifest)
+	if err != nil {
+		return nil, fmt.Errorf("manifest: %w", err)
+	}
 	var out []*unstructured.Unstructured
-	for i := 0; ; i++ {
-		var raw map[string]any
-		if err := dec.Decode(&raw); err != nil {
-			if errors.Is(err, io.EOF) {
-				return out, nil
-			}
-			return nil, fmt.Errorf("manifest document %d: %w", i+1, err)
-		}
-		if len(raw) == 0 {
-			continue
-		}
-		u := &unstructured.Unstructured{Object: raw}
+	for i := range docs {
+		u := &docs[i]
 		if u.IsList() {
 			list, err := u.ToList()
 			if err != nil {
-				return nil, fmt.Errorf("manifest document %d: %w", i+1, err)
+				return nil, fmt.Errorf("manifest object %d: %w", i+1, err)
 			}
 			for j := range list.Items {
 				out = append(out, &list.Items[j])
@@ -78,10 +72,11 @@ func ParseManifest(manifest []byte) ([]*unstructured.Unstructured, error) {
 			continue
 		}
 		if u.GetKind() == "" || u.GetAPIVersion() == "" {
-			return nil, fmt.Errorf("manifest document %d has no kind/apiVersion", i+1)
+			return nil, fmt.Errorf("manifest object %d has no kind/apiVersion", i+1)
 		}
 		out = append(out, u)
 	}
+	return out, nil
 }
 
 // applyOrder puts CRDs and Namespaces first: the rest of a manifest usually needs them.

@@ -3,6 +3,8 @@ package move
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -25,8 +27,9 @@ type Object struct {
 
 func (o Object) String() string { return o.Kind + " " + o.Namespace + "/" + o.Name }
 
-// Inventory is clusterctl's own view of what a move covers, read from its
-// object graph through a dry-run move (nothing is changed on either cluster).
+// Inventory is clusterctl's own view of what a move covers: its object graph
+// as a dry-run move logs it (nothing is changed on either cluster; see
+// recorder for why the log).
 type Inventory struct {
 	// Discovered counts, per kind, every object clusterctl's discovery listed
 	// (the "<Kind> Count=N" lines of a verbose move), and their total
@@ -46,7 +49,7 @@ func (inv *Inventory) ToMove() map[string]int { return countByKind(inv.Objects) 
 // String renders the discovery like clusterctl's log, then the move set.
 func (inv *Inventory) String() string {
 	var b strings.Builder
-	for _, k := range sortedKeys(inv.Discovered) {
+	for _, k := range slices.Sorted(maps.Keys(inv.Discovered)) {
 		fmt.Fprintf(&b, "%s Count=%d\n", k, inv.Discovered[k])
 	}
 	fmt.Fprintf(&b, "Total objects Count=%d\n", inv.DiscoveredTotal)
@@ -57,7 +60,7 @@ func (inv *Inventory) String() string {
 // FormatCounts renders per-kind counts as "Cluster=1 Machine=2 ...".
 func FormatCounts(m map[string]int) string {
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
 	}
 	return strings.Join(parts, " ")
@@ -73,7 +76,7 @@ func DiffCounts(source, target map[string]int) []string {
 		keys[k] = true
 	}
 	var out []string
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		if source[k] != target[k] {
 			out = append(out, fmt.Sprintf("%s: source %d, target %d", k, source[k], target[k]))
 		}
@@ -89,19 +92,21 @@ func countByKind(objs []Object) map[string]int {
 	return m
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // recorder reads clusterctl's move log: the discovery counts and the objects it
 // creates and deletes. The entries it relies on are logged by clusterctl's
 // object graph and mover (cmd/clusterctl/client/cluster: objectgraph.go
 // Discovery, mover.go createTargetObject/deleteSourceObject).
+//
+// The log is the only exported view of that graph in Cluster API v1.14: the
+// graph (objectGraph, its nodes, getMoveNodes, getMoveSequence) is unexported,
+// and cluster.ObjectMover exports only Move, ToDirectory and FromDirectory.
+// ToDirectory (`clusterctl move --to-directory`) would give the move set as
+// files, but it is no dry run: it pauses the source Clusters and
+// ClusterClasses while it writes (left paused if interrupted, which makes the
+// move that follows refuse), writes every moved Secret to disk, and still says
+// nothing about the per-kind discovery counts or what the real move created
+// and deleted. Those exist only as the log entries read here, so the log
+// stays the one source for all of them.
 type recorder struct {
 	inDiscovery bool
 	discovered  map[string]int

@@ -17,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
+	"sigs.k8s.io/cluster-api/util/annotations"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tkg-e2e/harness/framework/clusters"
@@ -257,7 +258,7 @@ func PreCheck(ctx context.Context, in PreCheckInput) ([]clusters.Machine, error)
 				}
 				return false, "", err
 			}
-			if clusters.Paused(c) {
+			if annotations.IsPaused(c, c) {
 				return false, "", wait.Permanent(fmt.Errorf("Cluster %s/%s is paused on the source (clusterctl refuses to move a paused Cluster)", in.Namespace, in.ClusterName))
 			}
 			ms, err := clusters.Machines(ctx, in.Source.Client, in.Namespace, in.ClusterName)
@@ -391,7 +392,7 @@ func PostCheck(ctx context.Context, in PostCheckInput, res *Result) error {
 	if err := in.Target.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.ClusterName}, c); err != nil {
 		return fmt.Errorf("reading Cluster %s/%s on the target: %w", in.Namespace, in.ClusterName, err)
 	}
-	if clusters.Paused(c) {
+	if annotations.IsPaused(c, c) {
 		return fmt.Errorf("Cluster %s/%s is still paused on the target after the move (%s)", in.Namespace, in.ClusterName, clusters.ClusterState(c))
 	}
 	return nil
@@ -437,7 +438,7 @@ func Settle(ctx context.Context, in SettleInput) ([]clusters.Machine, error) {
 		if err := in.Target.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.ClusterName}, c); err != nil {
 			return false, "", nil, err
 		}
-		if clusters.Paused(c) {
+		if annotations.IsPaused(c, c) {
 			return false, "", nil, wait.Permanent(fmt.Errorf("Cluster %s is paused on the target after the move", in.ClusterName))
 		}
 		ok, state := clusters.MachinesSummary(ms, len(ref))

@@ -1,6 +1,8 @@
-// Package strictjson decodes one JSON section (a YAML file after conversion)
-// and rejects keys the target type does not know, naming where and what
-// would have been valid. The placement matrix and package list loaders share it.
+// Package strictjson is the harness's one strict decoder of its YAML files:
+// keys the target type does not know are rejected, naming where, on which
+// line, and what would have been valid. The config loader (yaml tags, via
+// CheckKeys) and the placement matrix and package list loaders (json tags, via
+// DecodeYAML and Decode) share it.
 package strictjson
 
 import (
@@ -8,11 +10,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
+	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 )
 
@@ -50,15 +54,7 @@ func KnownKeys(v any) []string {
 	if t.Kind() != reflect.Struct {
 		return nil
 	}
-	var keys []string
-	for i := range t.NumField() {
-		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
-		if name != "" && name != "-" {
-			keys = append(keys, name)
-		}
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.Sorted(maps.Keys(Fields(t, "json")))
 }
 
 func friendlyType(t reflect.Type) string {
@@ -77,11 +73,31 @@ func friendlyType(t reflect.Type) string {
 }
 
 // DecodeYAML converts a YAML document to JSON, strictly (duplicate keys are an
-// error; plain YAML would silently keep the last one), then decodes it with Decode.
+// error; plain YAML would silently keep the last one), reports every unknown
+// key with its line (CheckKeys), then decodes it with Decode.
 func DecodeYAML(data []byte, v any, source string) error {
 	js, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return fmt.Errorf("%s: not valid YAML: %w", source, err)
+	}
+	var doc yamlv3.Node
+	if err := yamlv3.Unmarshal(data, &doc); err != nil {
+		return fmt.Errorf("%s: not valid YAML: %w", source, err)
+	}
+	var errs []error
+	for _, p := range CheckKeys(&doc, reflect.TypeOf(v), "json") {
+		where := source
+		if p.In != "" {
+			where += ": " + p.In
+		}
+		detail := fmt.Sprintf("line %d", p.Line)
+		if p.Fix != "" {
+			detail += "; " + p.Fix
+		}
+		errs = append(errs, fmt.Errorf("%s: %s (%s)", where, p.Message, detail))
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	return Decode(js, v, source)
 }

@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 )
 
@@ -58,12 +59,7 @@ func (a *ovaArchive) Open(name string) (io.ReadCloser, int64, error) {
 }
 
 func (a *ovaArchive) match(name string) (tocEntry, error) {
-	keys := make([]string, 0, len(a.info.entries))
-	for k := range a.info.entries {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(a.info.entries)) {
 		if ok, _ := path.Match(path.Base(name), k); ok {
 			return a.info.entries[k], nil
 		}

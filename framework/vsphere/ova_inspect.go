@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/vmware/govmomi/ovf"
@@ -222,7 +223,7 @@ func (i *OVAInfo) readManifest(base string, allowNoManifest bool) error {
 	for _, name := range need {
 		sum, ok := i.manifest[name]
 		if !ok {
-			return fmt.Errorf("%s: manifest %s has no entry for %s; it lists: %s", base, i.ManifestName, name, strings.Join(sortedKeys(i.manifest), ", "))
+			return fmt.Errorf("%s: manifest %s has no entry for %s; it lists: %s", base, i.ManifestName, name, strings.Join(slices.Sorted(maps.Keys(i.manifest)), ", "))
 		}
 		if _, err := newDigest(sum.Algorithm); err != nil {
 			return fmt.Errorf("%s: manifest %s, entry %s: %w", base, i.ManifestName, name, err)
@@ -238,14 +239,5 @@ func (i *OVAInfo) withExt(ext string) []string {
 			out = append(out, f)
 		}
 	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }

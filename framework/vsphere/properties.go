@@ -3,6 +3,8 @@ package vsphere
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -115,8 +117,8 @@ func CompareProperties(template string, found []VAppProperty, expected map[strin
 			have[p.ID] = p.Value
 		}
 	}
-	e := &PropertyError{Template: template, Present: sortedKeys(have)}
-	for _, id := range sortedKeys(expected) {
+	e := &PropertyError{Template: template, Present: slices.Sorted(maps.Keys(have))}
+	for _, id := range slices.Sorted(maps.Keys(expected)) {
 		want := expected[id]
 		got, ok := have[id]
 		switch {

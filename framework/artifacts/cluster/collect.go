@@ -12,8 +12,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -24,6 +26,7 @@ import (
 	"k8s.io/client-go/discovery"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/kube"
 )
 
 // DefaultParallel is how many items run at once when Input.Parallel is 0:
@@ -101,7 +104,8 @@ type collection struct {
 	folder string
 	r      *artifacts.Runner
 	inv    *inventory
-	tails  tails
+	// tails maps a pod log file to the end of its content, a string.
+	tails sync.Map
 
 	mu    sync.Mutex
 	f     artifacts.ClusterFindings
@@ -168,7 +172,10 @@ func (c *collection) api(ctx context.Context, apiDone chan<- struct{}) {
 	done := func() { once.Do(func() { close(apiDone) }) }
 	defer done()
 
-	cl, err := newClients(c.in.KubeconfigPath, c.in.ItemTimeout)
+	// A live API server connects in milliseconds, so a quarter of the item
+	// timeout is ample and lets a dead one fail early.
+	cl, err := kube.Connect(c.in.KubeconfigPath, kube.WithRequestTimeout(c.in.ItemTimeout), kube.WithDialTimeout(c.in.ItemTimeout/4),
+		kube.WithRateLimit(100, 200), kube.WithUserAgent("tkg-e2e-harness-artifacts"))
 	if err != nil {
 		c.apiFailed(err)
 		return
@@ -179,7 +186,7 @@ func (c *collection) api(ctx context.Context, apiDone chan<- struct{}) {
 	// still finish later, while this goroutine has moved on.
 	var found atomic.Pointer[[]*metav1.APIResourceList]
 	errs := c.r.Run(ctx, artifacts.Item{Name: "API discovery", Run: func(ctx context.Context) error {
-		lists, err := discovery.ServerPreferredResources(cl.discovery)
+		lists, err := discovery.ServerPreferredResources(cl.Clientset.Discovery())
 		if err != nil && (!discovery.IsGroupDiscoveryFailedError(err) || len(lists) == 0) {
 			return err
 		}
@@ -267,12 +274,7 @@ func (c *collection) addTree(t artifacts.ConditionTree) {
 }
 
 func (c *collection) copyExtraFiles() {
-	names := make([]string, 0, len(c.in.ExtraFiles))
-	for name := range c.in.ExtraFiles {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(c.in.ExtraFiles)) {
 		src := c.in.ExtraFiles[name]
 		if _, err := os.Stat(src); err != nil {
 			c.r.Fail("extra file "+name, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/artifacts/artifactstest"
 	"github.com/tkg-e2e/harness/framework/artifacts/cluster"
 	"github.com/tkg-e2e/harness/framework/artifacts/leakcheck"
 	"github.com/tkg-e2e/harness/framework/artifacts/report"
@@ -48,10 +49,7 @@ users:
 }
 
 func TestDeadAPIIsRecordedAndDoesNotStall(t *testing.T) {
-	w, err := artifacts.New(artifacts.Options{Root: t.TempDir(), MaxFileSize: artifacts.DefaultMaxFileSize})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize)
 	start := time.Now()
 	got, err := cluster.Collect(context.Background(), w, cluster.Input{Name: "art-never-created", Role: "workload",
 		KubeconfigPath: deadKubeconfig(t), ItemTimeout: 3 * time.Second,
@@ -68,14 +66,14 @@ func TestDeadAPIIsRecordedAndDoesNotStall(t *testing.T) {
 	if err := w.WriteIndex(); err != nil {
 		t.Fatal(err)
 	}
-	errs := read(t, w, artifacts.ErrorsFile)
+	errs := artifactstest.Read(t, w, artifacts.ErrorsFile)
 	for _, want := range []string{"[failed] cluster workload/art-never-created: API discovery", "[not collected] cluster workload/art-never-created: resources, events, pod logs",
 		"[not collected] cluster workload/art-never-created: node logs over SSH"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("errors.txt lacks %q:\n%s", want, errs)
 		}
 	}
-	if log := read(t, w, "clusters/workload-art-never-created/clusterctl-init.log"); !strings.Contains(log, "applying provider") {
+	if log := artifactstest.Read(t, w, "clusters/workload-art-never-created/clusterctl-init.log"); !strings.Contains(log, "applying provider") {
 		t.Errorf("extra file not copied: %q", log)
 	}
 
@@ -98,10 +96,7 @@ func TestDeadAPIIsRecordedAndDoesNotStall(t *testing.T) {
 }
 
 func TestDockerNodesOfAMissingClusterAreExplained(t *testing.T) {
-	w, err := artifacts.New(artifacts.Options{Root: t.TempDir(), MaxFileSize: artifacts.DefaultMaxFileSize})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize)
 	got, err := cluster.Collect(context.Background(), w, cluster.Input{Name: "art-no-such-cluster", Role: "bootstrap",
 		KubeconfigPath: deadKubeconfig(t), DockerNodes: true, ItemTimeout: 3 * time.Second})
 	if err != nil {
@@ -115,25 +110,13 @@ func TestDockerNodesOfAMissingClusterAreExplained(t *testing.T) {
 }
 
 func TestBadInputFailsEarly(t *testing.T) {
-	w, err := artifacts.New(artifacts.Options{Root: t.TempDir(), MaxFileSize: 1024})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = cluster.Collect(context.Background(), w, cluster.Input{})
+	w := artifactstest.NewWriter(t, 1024)
+	_, err := cluster.Collect(context.Background(), w, cluster.Input{})
 	for _, want := range []string{"Name is empty", "KubeconfigPath is empty", "artifacts.itemTimeout"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v lacks %q", err, want)
 		}
 	}
-}
-
-func read(t *testing.T, w *artifacts.Writer, rel string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(w.Root(), rel))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 func writeTemp(t *testing.T, content string) string {

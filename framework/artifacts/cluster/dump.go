@@ -12,19 +12,20 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/kube"
 )
 
 // dumpItem lists one kind across all namespaces and writes the objects as a
 // multi-document YAML file (one file per kind keeps the index readable where
 // a file per object would make hundreds). The list is kept for the findings.
-func (c *collection) dumpItem(cl *clients, k kind) artifacts.Item {
+func (c *collection) dumpItem(cl *kube.Cluster, k kind) artifacts.Item {
 	rel := path.Join(c.folder, k.file())
 	name := "dump " + k.gvr.Resource
 	if k.gvr.Group != "" {
 		name += "." + k.gvr.Group
 	}
 	return artifacts.Item{Name: name, Run: func(ctx context.Context) error {
-		list, err := cl.dynamic.Resource(k.gvr).List(ctx, metav1.ListOptions{})
+		list, err := cl.Dynamic.Resource(k.gvr).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}

@@ -12,15 +12,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/kube"
 )
 
 // eventsItem writes all events of the cluster as one table sorted by time:
 // read top to bottom it is the story of the run as the cluster saw it, which
 // per-object YAML cannot give.
-func (c *collection) eventsItem(cl *clients) artifacts.Item {
+func (c *collection) eventsItem(cl *kube.Cluster) artifacts.Item {
 	rel := path.Join(c.folder, "events.txt")
 	return artifacts.Item{Name: "events", Run: func(ctx context.Context) error {
-		list, err := cl.core.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		list, err := cl.Clientset.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
 		}

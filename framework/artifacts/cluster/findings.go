@@ -79,8 +79,10 @@ func (c *collection) podFindings(pods []corev1.Pod) []artifacts.PodFinding {
 			// A crash loop's current log is often empty; the crashed run's log says why.
 			for _, prev := range []bool{false, true} {
 				rel := c.podLogPath(p.Namespace, p.Name, s.Name, prev)
-				if tail, ok := c.tails.get(rel); ok && (cf.LogTail == "" || prev && tail != "") {
-					cf.LogFile, cf.LogTail = rel, tail
+				if v, ok := c.tails.Load(rel); ok {
+					if tail := v.(string); cf.LogTail == "" || prev && tail != "" {
+						cf.LogFile, cf.LogTail = rel, tail
+					}
 				}
 			}
 			f.Containers = append(f.Containers, cf)

@@ -6,11 +6,11 @@ import (
 	"io"
 	"path"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/kube"
 )
 
 // podLogPath is where a container's log goes, relative to the artifacts root.
@@ -27,7 +27,7 @@ func (c *collection) podLogPath(ns, pod, container string, previous bool) string
 // loop's cause is in the log of the run that crashed). Containers that never
 // started have no log; they are listed as not collected with their waiting
 // reason, so their absence is explained.
-func (c *collection) podLogItems(cl *clients, pods []corev1.Pod) []artifacts.Item {
+func (c *collection) podLogItems(cl *kube.Cluster, pods []corev1.Pod) []artifacts.Item {
 	var items []artifacts.Item
 	for i := range pods {
 		p := &pods[i]
@@ -57,14 +57,14 @@ func (c *collection) podLogItems(cl *clients, pods []corev1.Pod) []artifacts.Ite
 	return items
 }
 
-func (c *collection) podLogItem(cl *clients, ns, pod, container string, previous, keepTail bool) artifacts.Item {
+func (c *collection) podLogItem(cl *kube.Cluster, ns, pod, container string, previous, keepTail bool) artifacts.Item {
 	rel := c.podLogPath(ns, pod, container, previous)
 	name := "logs " + ns + "/" + pod + "/" + container
 	if previous {
 		name += " (previous)"
 	}
 	return artifacts.Item{Name: name, Run: func(ctx context.Context) error {
-		req := cl.core.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Previous: previous, Timestamps: true})
+		req := cl.Clientset.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Previous: previous, Timestamps: true})
 		rc, err := req.Stream(ctx)
 		if err != nil {
 			return err
@@ -85,7 +85,7 @@ func (c *collection) podLogItem(cl *clients, ns, pod, container string, previous
 			cerr = err
 		}
 		if tail != nil {
-			c.tails.put(rel, c.w.Redact(tail.lines(c.in.LogTailLines)))
+			c.tails.Store(rel, c.w.Redact(tail.lines(c.in.LogTailLines)))
 		}
 		if cerr != nil {
 			return fmt.Errorf("reading log: %w", cerr)
@@ -117,26 +117,4 @@ func (t *tailBuffer) lines(n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// tails maps a log file to the end of its content.
-type tails struct {
-	mu sync.Mutex
-	m  map[string]string
-}
-
-func (t *tails) put(file, tail string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.m == nil {
-		t.m = map[string]string{}
-	}
-	t.m[file] = tail
-}
-
-func (t *tails) get(file string) (string, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s, ok := t.m[file]
-	return s, ok
 }

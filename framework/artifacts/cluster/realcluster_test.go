@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/artifacts/artifactstest"
 	"github.com/tkg-e2e/harness/framework/artifacts/cluster"
 	"github.com/tkg-e2e/harness/framework/artifacts/leakcheck"
 	"github.com/tkg-e2e/harness/framework/artifacts/report"
@@ -135,12 +136,9 @@ func TestCollectRealCluster(t *testing.T) {
 	must(t, err)
 	orig := os.Stdout
 	os.Stdout = term
-	restore, err := artifacts.RedirectStdout(w.Redactor())
-	must(t, err)
 	start := time.Now()
 	got, err := cluster.Collect(ctx, w, cluster.Input{Name: rc.name, Role: "bootstrap", KubeconfigPath: rc.kubeconfig, DockerNodes: rc.docker, ItemTimeout: 30 * time.Second})
 	took := time.Since(start)
-	must(t, restore())
 	os.Stdout = orig
 	must(t, term.Close())
 	must(t, err)
@@ -159,7 +157,7 @@ func TestCollectRealCluster(t *testing.T) {
 			t.Errorf("item failed: %+v", it)
 		}
 	}
-	dump := read(t, w, filepath.Join(got.Folder, "resources/core/secrets.yaml"))
+	dump := artifactstest.Read(t, w, filepath.Join(got.Folder, "resources/core/secrets.yaml"))
 	if !strings.Contains(dump, "name: art-secret") || !strings.Contains(dump, "namespace: "+ns) || !strings.Contains(dump, "password: <redacted>") {
 		t.Errorf("the Secret is not in the dump, or not as expected")
 	}
@@ -179,15 +177,15 @@ func TestCollectRealCluster(t *testing.T) {
 	}
 	if !rc.docker {
 		// No SSH key was given: the absence of node logs must be explained, not silent.
-		if note := read(t, w, filepath.Join(got.Folder, "nodes", "NOT-COLLECTED.txt")); !strings.Contains(note, "SSH is not configured") {
+		if note := artifactstest.Read(t, w, filepath.Join(got.Folder, "nodes", "NOT-COLLECTED.txt")); !strings.Contains(note, "SSH is not configured") {
 			t.Errorf("NOT-COLLECTED.txt: %q", note)
 		}
-		if errs := read(t, w, artifacts.ErrorsFile); !strings.Contains(errs, "[not collected] cluster bootstrap/"+rc.name+": node logs over SSH: SSH is not configured") {
+		if errs := artifactstest.Read(t, w, artifacts.ErrorsFile); !strings.Contains(errs, "[not collected] cluster bootstrap/"+rc.name+": node logs over SSH: SSH is not configured") {
 			t.Errorf("errors.txt does not explain the missing node logs:\n%s", errs)
 		}
 	}
 	if os.Getenv("HARNESS_TEST_POD_IMAGE") != "" {
-		log := read(t, w, filepath.Join(got.Folder, "pods", ns, "leaky", "leaky.log"))
+		log := artifactstest.Read(t, w, filepath.Join(got.Folder, "pods", ns, "leaky", "leaky.log"))
 		if !strings.Contains(log, "done") || !strings.Contains(log, "vcenter: <redacted>") {
 			t.Errorf("pod log not collected or not redacted as expected:\n%s", log)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	crclient "sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/kube"
 )
 
 // treeItem builds clusterctl's object tree for one Cluster (the discovery
@@ -21,13 +23,10 @@ import (
 // object with its Available/Ready/UpToDate conditions, and below it every
 // other condition that carries a message (a message is set when something
 // is not as it should be).
-func (c *collection) treeItem(cl *clients, ns, name string) artifacts.Item {
+func (c *collection) treeItem(cl *kube.Cluster, ns, name string) artifacts.Item {
 	rel := path.Join(c.folder, "cluster-tree", artifacts.SafeName(ns)+"-"+artifacts.SafeName(name)+".txt")
 	return artifacts.Item{Name: "condition tree of Cluster " + ns + "/" + name, Run: func(ctx context.Context) error {
-		if cl.cr == nil {
-			return fmt.Errorf("no controller-runtime client: %v", cl.crErr)
-		}
-		t, err := tree.Discovery(ctx, cl.cr, ns, name, tree.DiscoverOptions{
+		t, err := tree.Discovery(ctx, cl.Client, ns, name, tree.DiscoverOptions{
 			ShowOtherConditions:    "all",
 			ShowMachineSets:        true,
 			AddTemplateVirtualNode: true,
@@ -120,7 +119,7 @@ func conditionSummary(obj crclient.Object) string {
 func otherConditions(obj crclient.Object) []string {
 	var out []string
 	for _, c := range tree.GetConditions(obj) {
-		if c.Message == "" || contains(mainConditions, c.Type) {
+		if c.Message == "" || slices.Contains(mainConditions, c.Type) {
 			continue
 		}
 		out = append(out, fmt.Sprintf("%s=%s (%s): %s", c.Type, c.Status, c.Reason, firstLine(c.Message)))
@@ -138,13 +137,4 @@ func firstLine(s string) string {
 		s = s[:240] + " …"
 	}
 	return s
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

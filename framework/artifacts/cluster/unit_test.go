@@ -165,8 +165,8 @@ spec: {containers: [{name: job, image: x}]}
 status: {phase: Succeeded}`),
 	})
 	c := &collection{folder: "clusters/management-mgmt"}
-	c.tails.put(c.podLogPath("capi-system", "crashy", "manager", true), "E panic: no kind is registered")
-	c.tails.put(c.podLogPath("capi-system", "crashy", "manager", false), "")
+	c.tails.Store(c.podLogPath("capi-system", "crashy", "manager", true), "E panic: no kind is registered")
+	c.tails.Store(c.podLogPath("capi-system", "crashy", "manager", false), "")
 	got := c.podFindings(pods)
 	if len(got) != 2 {
 		t.Fatalf("got %+v", got)

@@ -1,6 +1,6 @@
 // Package leakcheck finds secrets that reached text they should not reach:
-// an artifacts folder, captured stdout. Tests use it to prove the collectors
-// and reports mask what they must. It looks for the given values in every
+// an artifacts folder, captured stdout. Tests, and the suite after a run, use
+// it to prove the collectors and reports mask what they must. It looks for the given values in every
 // rendering the redactor knows (plain, base64, JSON/XML/HTML-escaped, and
 // base64 fragments of a value embedded in a larger blob), and for secret
 // shapes (private keys, kubeconfig credentials, Secret data) that are not

@@ -14,30 +14,13 @@ import (
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/artifacts/artifactstest"
 	"github.com/tkg-e2e/harness/framework/artifacts/leakcheck"
 	"github.com/tkg-e2e/harness/framework/artifacts/report"
 	"github.com/tkg-e2e/harness/framework/run"
 )
 
 const password = `Pa55&<word>"vc`
-
-func newWriter(t *testing.T) *artifacts.Writer {
-	t.Helper()
-	w, err := artifacts.New(artifacts.Options{Root: t.TempDir(), MaxFileSize: artifacts.DefaultMaxFileSize, Secrets: []string{password}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}
-
-func read(t *testing.T, w *artifacts.Writer, rel string) string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(w.Root(), rel))
-	if err != nil {
-		t.Fatalf("%s was not written: %v", rel, err)
-	}
-	return string(b)
-}
 
 // junitCounts parses junit.xml as a CI system would.
 func junitCounts(t *testing.T, s string) (tests, failures int, names []string) {
@@ -76,7 +59,7 @@ func noLeaks(t *testing.T, w *artifacts.Writer) {
 // The bootstrap could not start: no state, no clusters, no suite, only an
 // error. Every report must still exist and say what happened.
 func TestNothingRanStillExplainsTheFailure(t *testing.T) {
-	w := newWriter(t)
+	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize, password)
 	res, err := report.Write(w, report.Input{RunID: "r-1", Failure: &report.Failure{
 		Message: "load config: literal password rejected in vsphere.password; use ${VSPHERE_PASSWORD} (got " + password + ")"}})
 	if err != nil {
@@ -85,18 +68,18 @@ func TestNothingRanStillExplainsTheFailure(t *testing.T) {
 	if res.Verdict != report.VerdictFailed || res.Classification.Category != report.Harness {
 		t.Fatalf("result %+v", res)
 	}
-	sum := read(t, w, report.SummaryFile)
+	sum := artifactstest.Read(t, w, report.SummaryFile)
 	for _, want := range []string{"# Harness run r-1: FAILED", "**Failing stage:** none (the run failed before any stage started)",
 		"**Classification:** harness", "literal password rejected", "No stage was recorded", "No cluster was collected"} {
 		if !strings.Contains(sum, want) {
 			t.Errorf("SUMMARY.md lacks %q:\n%s", want, sum)
 		}
 	}
-	tests, failures, names := junitCounts(t, read(t, w, report.JUnitFile))
+	tests, failures, names := junitCounts(t, artifactstest.Read(t, w, report.JUnitFile))
 	if tests != 1 || failures != 1 || !strings.Contains(names[0], "BeforeSuite") {
 		t.Errorf("junit: tests=%d failures=%d names=%v", tests, failures, names)
 	}
-	page := read(t, w, report.IndexFile)
+	page := artifactstest.Read(t, w, report.IndexFile)
 	for _, want := range []string{`<span class="verdict FAILED">FAILED</span>`, "literal password rejected", `href="SUMMARY.md"`, `href="junit.xml"`, `href="errors.txt"`, `href="timings.json"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("index.html lacks %q", want)
@@ -106,14 +89,14 @@ func TestNothingRanStillExplainsTheFailure(t *testing.T) {
 		Verdict string            `json:"verdict"`
 		Stages  []json.RawMessage `json:"stages"`
 	}
-	if err := json.Unmarshal([]byte(read(t, w, report.TimingsFile)), &tim); err != nil || tim.Verdict != "FAILED" || tim.Stages == nil {
+	if err := json.Unmarshal([]byte(artifactstest.Read(t, w, report.TimingsFile)), &tim); err != nil || tim.Verdict != "FAILED" || tim.Stages == nil {
 		t.Errorf("timings.json: %+v %v", tim, err)
 	}
 	noLeaks(t, w)
 }
 
 func TestZeroInputIsAFailureForLackOfEvidence(t *testing.T) {
-	w := newWriter(t)
+	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize, password)
 	res, err := report.Write(w, report.Input{})
 	if err != nil {
 		t.Fatal(err)
@@ -121,13 +104,13 @@ func TestZeroInputIsAFailureForLackOfEvidence(t *testing.T) {
 	if res.Verdict != report.VerdictFailed {
 		t.Fatalf("a run nothing is known about was reported %s", res.Verdict)
 	}
-	if sum := read(t, w, report.SummaryFile); !strings.Contains(sum, "nothing ran") {
+	if sum := artifactstest.Read(t, w, report.SummaryFile); !strings.Contains(sum, "nothing ran") {
 		t.Fatalf("summary does not say nothing ran:\n%s", sum)
 	}
 }
 
 func TestBeforeSuiteFailureFromGinkgoReport(t *testing.T) {
-	w := newWriter(t)
+	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize, password)
 	start := time.Now().Add(-3 * time.Second)
 	suite := types.Report{SuiteDescription: "e2e", SuiteSucceeded: false, StartTime: start, EndTime: time.Now(), RunTime: 3 * time.Second,
 		SpecReports: types.SpecReports{{LeafNodeType: types.NodeTypeBeforeSuite, State: types.SpecStateFailed, StartTime: start,
@@ -140,18 +123,18 @@ func TestBeforeSuiteFailureFromGinkgoReport(t *testing.T) {
 	if res.Stage != "BeforeSuite" || res.Classification.Category != report.Infrastructure {
 		t.Fatalf("result %+v", res)
 	}
-	junit := read(t, w, report.JUnitFile)
+	junit := artifactstest.Read(t, w, report.JUnitFile)
 	if _, failures, _ := junitCounts(t, junit); failures != 1 || !strings.Contains(junit, "Cannot connect to the Docker daemon") {
 		t.Fatalf("junit does not carry the failure:\n%s", junit)
 	}
-	if !strings.Contains(read(t, w, report.SummaryFile), "at `e2e/suite_test.go:42`") {
+	if !strings.Contains(artifactstest.Read(t, w, report.SummaryFile), "at `e2e/suite_test.go:42`") {
 		t.Error("summary lacks the failure location")
 	}
 	noLeaks(t, w)
 }
 
 func TestFullRunSummaryAndIndex(t *testing.T) {
-	w := newWriter(t)
+	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize, password)
 	st, err := run.New(w.Root(), "r-2", "local", "config/local.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +167,7 @@ func TestFullRunSummaryAndIndex(t *testing.T) {
 	if res.Stage != "management" || res.Classification.Rule != "controller-pod-failing" {
 		t.Fatalf("result %+v", res)
 	}
-	sum := read(t, w, report.SummaryFile)
+	sum := artifactstest.Read(t, w, report.SummaryFile)
 	for _, want := range []string{"**Failing stage:** management", "| bootstrap | passed |", "| management | failed |",
 		"#### Cluster default/mgmt", "KubeadmControlPlane/mgmt", "#### Machines without NodeRef", "mgmt-md-0-abc",
 		"#### Failed PackageInstalls", "ytt: Error: schema", "**capi-system/capi-controller-manager-x**", "E0101 reconcile failed",
@@ -197,7 +180,7 @@ func TestFullRunSummaryAndIndex(t *testing.T) {
 		t.Log(sum)
 	}
 
-	page := read(t, w, report.IndexFile)
+	page := artifactstest.Read(t, w, report.IndexFile)
 	if !strings.Contains(page, `class="verdict FAILED"`) || !strings.Contains(page, `id="placement-matrix"`) {
 		t.Error("index.html lacks the verdict or the placement matrix")
 	}
@@ -229,7 +212,7 @@ func TestFullRunSummaryAndIndex(t *testing.T) {
 }
 
 func TestPassedRun(t *testing.T) {
-	w := newWriter(t)
+	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize, password)
 	st, err := run.New(w.Root(), "r-3", "local", "")
 	must(t, err)
 	must(t, st.StartStage("bootstrap"))
@@ -239,7 +222,7 @@ func TestPassedRun(t *testing.T) {
 	if res.Verdict != report.VerdictPassed || res.Classification.Category != report.None {
 		t.Fatalf("result %+v", res)
 	}
-	if tests, failures, _ := junitCounts(t, read(t, w, report.JUnitFile)); tests != 1 || failures != 0 {
+	if tests, failures, _ := junitCounts(t, artifactstest.Read(t, w, report.JUnitFile)); tests != 1 || failures != 0 {
 		t.Fatalf("junit tests=%d failures=%d", tests, failures)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/artifacts/artifactstest"
 	"github.com/tkg-e2e/harness/framework/artifacts/leakcheck"
 	"github.com/tkg-e2e/harness/framework/artifacts/vsphere"
 )
@@ -101,8 +102,7 @@ func vcsim(t *testing.T) (*simulator.Server, time.Time) {
 
 func TestCollectAgainstVcsim(t *testing.T) {
 	s, start := vcsim(t)
-	w, err := artifacts.New(artifacts.Options{Root: t.TempDir(), MaxFileSize: artifacts.DefaultMaxFileSize})
-	must(t, err)
+	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize)
 	u := *s.URL
 	u.User = nil
 	begin := time.Now()
@@ -172,8 +172,7 @@ func TestCollectAgainstVcsim(t *testing.T) {
 
 func TestWrongPasswordIsRecordedNotFatal(t *testing.T) {
 	s, _ := vcsim(t)
-	w, err := artifacts.New(artifacts.Options{Root: t.TempDir(), MaxFileSize: artifacts.DefaultMaxFileSize})
-	must(t, err)
+	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize)
 	u := *s.URL
 	u.User = nil
 	wrong := "not-the-password-123"
@@ -197,9 +196,8 @@ func TestWrongPasswordIsRecordedNotFatal(t *testing.T) {
 }
 
 func TestBadInputFailsEarly(t *testing.T) {
-	w, err := artifacts.New(artifacts.Options{Root: t.TempDir(), MaxFileSize: 1024})
-	must(t, err)
-	_, err = vsphere.Collect(context.Background(), w, vsphere.Input{URL: "https://vc/sdk", Username: "u", Password: "p-secret-1"})
+	w := artifactstest.NewWriter(t, 1024)
+	_, err := vsphere.Collect(context.Background(), w, vsphere.Input{URL: "https://vc/sdk", Username: "u", Password: "p-secret-1"})
 	if err == nil || !strings.Contains(err.Error(), "VMFolder") || !strings.Contains(err.Error(), "ItemTimeout") {
 		t.Fatalf("err = %v", err)
 	}

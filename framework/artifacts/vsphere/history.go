@@ -1,6 +1,7 @@
 package vsphere
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path"
@@ -61,7 +62,7 @@ func (c *collection) tasks(ctx context.Context) error {
 		if t.Error != nil {
 			msg = ": " + faultMessage(t.Error)
 		}
-		fmt.Fprintf(&b, "%s %-7s %s %s %s%s%s\n", t.QueueTime.UTC().Format(time.RFC3339), t.State, name, orDash(t.EntityName), taskUser(t), dur, msg)
+		fmt.Fprintf(&b, "%s %-7s %s %s %s%s%s\n", t.QueueTime.UTC().Format(time.RFC3339), t.State, name, cmp.Or(t.EntityName, "-"), taskUser(t), dur, msg)
 		if t.State == types.TaskInfoStateError {
 			failed = append(failed, artifacts.VSphereTask{Name: name, Entity: t.EntityName, State: string(t.State),
 				Error: c.w.Redact(faultMessage(t.Error)), Queued: t.QueueTime.UTC().Format(time.RFC3339)})
@@ -91,7 +92,7 @@ func (c *collection) events(ctx context.Context) error {
 	for _, be := range evs {
 		e := be.GetEvent()
 		sev := severity(be)
-		line := fmt.Sprintf("%s %-7s %s %s: %s", e.CreatedTime.UTC().Format(time.RFC3339), sev, eventType(be), orDash(e.UserName),
+		line := fmt.Sprintf("%s %-7s %s %s: %s", e.CreatedTime.UTC().Format(time.RFC3339), sev, eventType(be), cmp.Or(e.UserName, "-"),
 			strings.Join(strings.Fields(e.FullFormattedMessage), " "))
 		b.WriteString(line + "\n")
 		if sev == "error" || sev == "warning" {
@@ -166,11 +167,4 @@ func eventType(be types.BaseEvent) string {
 		return e.EventTypeId
 	}
 	return reflect.TypeOf(be).Elem().Name()
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }

@@ -3,7 +3,8 @@ package ovagen
 import (
 	"bytes"
 	"encoding/xml"
-	"sort"
+	"maps"
+	"slices"
 	"text/template"
 )
 
@@ -140,12 +141,7 @@ func renderOVF(o Options, diskName string, diskSize int64) ([]byte, error) {
 	if k := o.Properties["KUBERNETES_SEMVER"]; k != "" {
 		d.Product = o.Properties["DISTRO_NAME"] + " " + o.Properties["DISTRO_VERSION"] + " and Kubernetes " + k
 	}
-	keys := make([]string, 0, len(o.Properties))
-	for k := range o.Properties {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(o.Properties)) {
 		d.Properties = append(d.Properties, ovfProperty{Key: k, Value: o.Properties[k]})
 	}
 	var b bytes.Buffer
