@@ -253,7 +253,7 @@ func TestLoadReportsEveryProblemWithItsPlace(t *testing.T) {
 			t.Errorf("err lacks %q: %v", want, err)
 		}
 	}
-	if _, err := parse([]byte("name: x\nnmae: y\n"), "f.yaml"); err == nil || !strings.Contains(err.Error(), `f.yaml: unknown key "nmae" (known keys: name, roles)`) {
+	if _, err := parse([]byte("name: x\nnmae: y\n"), "f.yaml"); err == nil || !strings.Contains(err.Error(), `f.yaml: unknown key "nmae" (did you mean "name"?) (line 2; remove it or rename it to one of: name, roles)`) {
 		t.Errorf("strict decoding: %v", err)
 	}
 	if s, err := parse([]byte("name: x\nroles: [management]\n"), "f.yaml"); err != nil || s.Name != "x" {
