@@ -2,14 +2,29 @@ package suites
 
 import (
 	"context"
-	"errors"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	"github.com/tkg-e2e/harness/framework/assert"
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/stages"
 )
+
+// assertionStage is a stage that runs one check of the assertion engine on
+// every cluster of the run, waiting with the stage's one interval key.
+func assertionStage(def stages.Definition, it string, load func(*Env) (assert.Check, error), post func(*Env, *assert.Outcome)) Stage {
+	return Stage{Definition: def, Spec: func(ctx context.Context, env func() *Env) {
+		AssertionSpec(ctx, it, func() AssertionSpecInput {
+			e := env()
+			in := AssertionSpecInput{Env: e, Stage: def.Name, Clusters: e.Clusters(), Wait: e.Interval(def.Name, def.Intervals[0]),
+				Load: func() (assert.Check, error) { return load(e) }}
+			if post != nil {
+				in.PostCheck = func(_ context.Context, out *assert.Outcome) { post(e, out) }
+			}
+			return in
+		})
+	}}
+}
 
 // AssertionSpecInput is the input of AssertionSpec: one check of the
 // assertion engine (framework/assert) on clusters of the run.
@@ -29,30 +44,19 @@ type AssertionSpecInput struct {
 	PostCheck func(ctx context.Context, out *assert.Outcome)
 }
 
+func (in AssertionSpecInput) stage() (*Env, string) { return in.Env, in.Stage }
+
 func (in AssertionSpecInput) validate() error {
-	var errs []error
-	if err := in.Env.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if in.Stage == "" || in.Load == nil || in.Wait.Timeout <= 0 {
-		errs = append(errs, errors.New("Stage, Load and Wait (an interval) are required"))
-	}
-	return errors.Join(errs...)
+	return inputErrors(in.Env, unless(in.Stage != "" && in.Load != nil && in.Wait.Timeout > 0, "Stage, Load and Wait (an interval) are required"))
 }
 
 // AssertionSpec runs one check on every cluster of the run whose role the
 // engine knows, writes its Markdown and HTML through the artifacts Writer and
 // fails with the whole report when any row fails.
 func AssertionSpec(_ context.Context, it string, inputGetter func() AssertionSpecInput) {
-	var input AssertionSpecInput
-	BeforeEach(func() {
-		input = inputGetter()
-		Expect(input.validate()).To(Succeed(), "invalid AssertionSpecInput")
-	})
-
-	It(it, func(ctx SpecContext) {
+	declareStage(it, inputGetter, func(input AssertionSpecInput) StageFuncs {
 		env := input.Env
-		RunStage(ctx, env, input.Stage, StageFuncs{Run: func(ctx context.Context) error {
+		return StageFuncs{Run: func(ctx context.Context) error {
 			check, err := input.Load()
 			if err != nil {
 				return err
@@ -84,6 +88,6 @@ func AssertionSpec(_ context.Context, it string, inputGetter func() AssertionSpe
 			}
 			AddReportEntry(input.Stage, out.Markdown)
 			return out.Err()
-		}})
+		}}
 	})
 }

@@ -2,10 +2,7 @@ package suites
 
 import (
 	"context"
-	"errors"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
 	"github.com/tkg-e2e/harness/framework/bootstrap"
@@ -61,30 +58,20 @@ type BootstrapSpecInput struct {
 	PostInit func(ctx context.Context, kubeconfig string)
 }
 
+func (in BootstrapSpecInput) stage() (*Env, string) { return in.Env, "bootstrap" }
+
 func (in BootstrapSpecInput) validate() error {
-	var errs []error
-	if err := in.Env.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if in.Name == "" || in.NodeImage == "" {
-		errs = append(errs, errors.New("Name and NodeImage of the kind cluster are required (clusters.bootstrap in the profile)"))
-	}
-	return errors.Join(errs...)
+	return inputErrors(in.Env,
+		unless(in.Name != "" && in.NodeImage != "", "Name and NodeImage of the kind cluster are required (clusters.bootstrap in the profile)"))
 }
 
 // BootstrapSpec creates the kind bootstrap cluster (docker socket mounted for
 // CAPD), loads the configured images and runs `clusterctl init` with
 // cert-manager and the configured providers, waiting for every provider.
 func BootstrapSpec(_ context.Context, inputGetter func() BootstrapSpecInput) {
-	var input BootstrapSpecInput
-	BeforeEach(func() {
-		input = inputGetter()
-		Expect(input.validate()).To(Succeed(), "invalid BootstrapSpecInput")
-	})
-
-	It("creates the kind bootstrap cluster and installs the Cluster API providers", func(ctx SpecContext) {
+	declareStage("creates the kind bootstrap cluster and installs the Cluster API providers", inputGetter, func(input BootstrapSpecInput) StageFuncs {
 		env := input.Env
-		RunStage(ctx, env, "bootstrap", StageFuncs{
+		return StageFuncs{
 			Run: func(ctx context.Context) error {
 				warnHostLimits(env)
 				res, err := bootstrap.Bootstrap(ctx, bootstrap.Input{
@@ -109,6 +96,6 @@ func BootstrapSpec(_ context.Context, inputGetter func() BootstrapSpecInput) {
 				}
 				return attachCluster(ctx, env, RoleBootstrap)
 			},
-		})
+		}
 	})
 }

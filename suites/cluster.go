@@ -2,11 +2,8 @@ package suites
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
-	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
 	"github.com/tkg-e2e/harness/framework/cleanup"
@@ -14,6 +11,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/providers"
+	"github.com/tkg-e2e/harness/framework/stages"
 )
 
 // ClusterSpecInput is the input of ClusterSpec: one Cluster API cluster of a
@@ -72,6 +70,24 @@ func clusterTimeouts(env *Env, stage string, management bool) ClusterTimeouts {
 	return t
 }
 
+// clusterStage is a stage that creates one Cluster API cluster of a role from
+// the cluster of holderRole; management clusters also get the providers.
+func clusterStage(def stages.Definition, role, holderRole string, spec func(*config.Config) config.WorkloadCluster) Stage {
+	management := role == RoleManagement
+	def.Kinds = []string{clusters.ResourceKind}
+	def.Intervals = clusterIntervals
+	if management {
+		def.Intervals = append([]string{"init-providers", "wait-providers"}, clusterIntervals...)
+	}
+	return Stage{Definition: def, Cleanup: capiClusterCleanup,
+		Spec: func(ctx context.Context, env func() *Env) {
+			ClusterSpec(ctx, func() ClusterSpecInput {
+				e := env()
+				return clusterInput(e, def.Name, role, holderRole, spec(e.Config), management)
+			})
+		}}
+}
+
 // clusterInput is the input a cluster stage's binding builds from the Env.
 func clusterInput(env *Env, stage, role, holderRole string, spec config.WorkloadCluster, management bool) ClusterSpecInput {
 	cfg := env.Config
@@ -98,18 +114,12 @@ func capiClusterCleanup(o CleanupOptions) StageCleanup {
 		clusters.ResourceKind: clusters.Deleter(o.ClusterTimeout, o.Interval, o.Progress, o.Prefix)}}
 }
 
+func (in ClusterSpecInput) stage() (*Env, string) { return in.Env, in.Stage }
+
 func (in ClusterSpecInput) validate() error {
-	var errs []error
-	if err := in.Env.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if in.Stage == "" || in.Role == "" || in.HolderRole == "" {
-		errs = append(errs, errors.New("Stage, Role and HolderRole are required"))
-	}
-	if in.Cluster.Name == "" || in.Cluster.Namespace == "" {
-		errs = append(errs, fmt.Errorf("the %s cluster's name and namespace are required (clusters.%s in the profile)", in.Role, in.Role))
-	}
-	return errors.Join(errs...)
+	return inputErrors(in.Env, unless(in.Stage != "" && in.Role != "" && in.HolderRole != "", "Stage, Role and HolderRole are required"),
+		unless(in.Cluster.Name != "" && in.Cluster.Namespace != "",
+			fmt.Sprintf("the %s cluster's name and namespace are required (clusters.%s in the profile)", in.Role, in.Role)))
 }
 
 // ClusterSpec creates a Cluster API cluster from its holder, waits for
@@ -117,15 +127,9 @@ func (in ClusterSpecInput) validate() error {
 // nodes, runs `clusterctl init` when it is to be a management cluster, and
 // installs kapp-controller and the local package set, as TKG's cluster create does.
 func ClusterSpec(_ context.Context, inputGetter func() ClusterSpecInput) {
-	var input ClusterSpecInput
-	BeforeEach(func() {
-		input = inputGetter()
-		Expect(input.validate()).To(Succeed(), "invalid ClusterSpecInput")
-	})
-
-	It(fmt.Sprintf("creates the cluster and installs its providers and packages"), func(ctx SpecContext) {
+	declareStage("creates the cluster and installs its providers and packages", inputGetter, func(input ClusterSpecInput) StageFuncs {
 		env := input.Env
-		RunStage(ctx, env, input.Stage, StageFuncs{
+		return StageFuncs{
 			Run: func(ctx context.Context) error {
 				if input.Holder == nil {
 					return errNoCluster(input.HolderRole)
@@ -141,6 +145,6 @@ func ClusterSpec(_ context.Context, inputGetter func() ClusterSpecInput) {
 				return nil
 			},
 			Reattach: func(ctx context.Context) error { return attachCluster(ctx, env, input.Role) },
-		})
+		}
 	})
 }

@@ -2,13 +2,11 @@ package suites
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
-	. "github.com/onsi/gomega"
 
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/kind"
@@ -50,15 +48,10 @@ type MoveSpecInput struct {
 	PostMove func(ctx context.Context, res *move.Result)
 }
 
+func (in MoveSpecInput) stage() (*Env, string) { return in.Env, "move" }
+
 func (in MoveSpecInput) validate() error {
-	var errs []error
-	if err := in.Env.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if !in.KeepBootstrap && in.DeleteKind <= 0 {
-		errs = append(errs, errors.New("DeleteKind must be positive unless KeepBootstrap is set"))
-	}
-	return errors.Join(errs...)
+	return inputErrors(in.Env, unless(in.KeepBootstrap || in.DeleteKind > 0, "DeleteKind must be positive unless KeepBootstrap is set"))
 }
 
 // MoveSpec moves the management cluster's Cluster API objects from the kind
@@ -66,15 +59,9 @@ func (in MoveSpecInput) validate() error {
 // that nothing was lost (per-kind inventory), nothing is left on the source,
 // the target is not paused and no Machine was replaced, then deletes kind.
 func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
-	var input MoveSpecInput
-	BeforeEach(func() {
-		input = inputGetter()
-		Expect(input.validate()).To(Succeed(), "invalid MoveSpecInput")
-	})
-
-	It("moves the management cluster into itself without losing or replacing anything", func(ctx SpecContext) {
+	declareStage("moves the management cluster into itself without losing or replacing anything", inputGetter, func(input MoveSpecInput) StageFuncs {
 		env := input.Env
-		RunStage(ctx, env, "move", StageFuncs{
+		return StageFuncs{
 			Run: func(ctx context.Context) error {
 				from, to := input.From, input.To
 				if from == nil {
@@ -108,7 +95,7 @@ func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
 			// A passed move leaves the management cluster self-hosted; re-attaching
 			// to it is the management stage's check.
 			Reattach: func(ctx context.Context) error { return nil },
-		})
+		}
 	})
 }
 

@@ -68,38 +68,22 @@ type OVASpecInput struct {
 	PostImport func(ctx context.Context, s *vsphere.Session, results []vsphere.Result)
 }
 
+func (in OVASpecInput) stage() (*Env, string) { return in.Env, "ova" }
+
 func (in OVASpecInput) validate() error {
-	var errs []error
-	if err := in.Env.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if len(in.OVAs) == 0 {
-		errs = append(errs, errors.New("OVAs is empty: list the node OVAs to import under ova.images"))
-	}
-	if in.Connect == nil || in.Import.Timeout <= 0 {
-		errs = append(errs, errors.New("Connect and Import (an interval) are required"))
-	}
-	return errors.Join(errs...)
+	return inputErrors(in.Env, unless(len(in.OVAs) > 0, "OVAs is empty: list the node OVAs to import under ova.images"),
+		unless(in.Connect != nil && in.Import.Timeout > 0, "Connect and Import (an interval) are required"))
 }
 
 // OVASpec imports the node OVAs of the config as templates, checks their vApp
 // properties, then imports them again to prove the stage is idempotent (every
 // template reused), as a second run against the same vCenter would.
 func OVASpec(_ context.Context, inputGetter func() OVASpecInput) {
-	var (
-		input   OVASpecInput
-		session *vsphere.Session
-	)
-	BeforeEach(func() {
-		input = inputGetter()
-		Expect(input.validate()).To(Succeed(), "invalid OVASpecInput")
-	})
-
-	It("imports node OVAs as templates with the expected vApp properties", func(ctx SpecContext) {
+	getInput := declareStage("imports node OVAs as templates with the expected vApp properties", inputGetter, func(input OVASpecInput) StageFuncs {
 		env := input.Env
-		RunStage(ctx, env, "ova", StageFuncs{Run: func(ctx context.Context) error {
-			var err error
-			if session, err = input.Connect(ctx); err != nil {
+		return StageFuncs{Run: func(ctx context.Context) error {
+			session, err := input.Connect(ctx)
+			if err != nil {
 				return err
 			}
 			if err := generateTestOVAs(env, input.OVAs); err != nil {
@@ -123,11 +107,13 @@ func OVASpec(_ context.Context, inputGetter func() OVASpecInput) {
 				input.PostImport(ctx, session, results)
 			}
 			return nil
-		}})
+		}}
 	})
 
 	It("reuses every template on a second import of the same OVAs", func(ctx SpecContext) {
+		input := getInput()
 		env := input.Env
+		session := env.VSphere()
 		if !env.State.Passed("ova") || session == nil {
 			Skip("the import did not pass, so there is nothing to reuse")
 		}

@@ -118,10 +118,8 @@ func (r *Registry) Stages() []Stage { return slices.Clone(r.stages) }
 
 // Stage returns one stage.
 func (r *Registry) Stage(name string) (Stage, bool) {
-	for _, s := range r.stages {
-		if s.Name == name {
-			return s, true
-		}
+	if i := slices.Index(r.Names(), name); i >= 0 {
+		return r.stages[i], true
 	}
 	return Stage{}, false
 }

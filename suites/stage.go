@@ -8,6 +8,7 @@ import (
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
 
 	"github.com/tkg-e2e/harness/framework/run"
 )
@@ -55,7 +56,7 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 			Fail(env.Redactor.String(msg))
 		}
 		_ = env.State.EndStage(name, run.StatusReused, "re-attached to the kept run")
-		AddReportEntry("stage", StageEntry{Stage: name, Status: run.StatusReused, Seconds: time.Since(start).Seconds()})
+		AddReportEntry("stage", run.StageTiming{Stage: name, Status: run.StatusReused, Started: start, Seconds: time.Since(start).Seconds()})
 		env.Printf("[%s] reused (%.1fs)", name, time.Since(start).Seconds())
 		return
 	}
@@ -76,23 +77,11 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 	}
 	_ = env.State.EndStage(name, status, msg)
 	secs := time.Since(start).Seconds()
-	AddReportEntry("stage", StageEntry{Stage: name, Status: status, Seconds: secs})
+	AddReportEntry("stage", run.StageTiming{Stage: name, Status: status, Started: start, Seconds: secs})
 	env.Printf("[%s] %s in %.1fs", name, status, secs)
 	if err != nil {
 		Fail(fmt.Sprintf("stage %s failed after %.0fs: %s", name, secs, indent(msg)))
 	}
-}
-
-// StageEntry is the report entry each stage adds; the JUnit report carries it
-// and the artifacts summary reads it.
-type StageEntry struct {
-	Stage   string  `json:"stage"`
-	Status  string  `json:"status"`
-	Seconds float64 `json:"seconds"`
-}
-
-func (s StageEntry) String() string {
-	return fmt.Sprintf("%s %s in %.1fs", s.Stage, s.Status, s.Seconds)
 }
 
 func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
@@ -104,4 +93,48 @@ func StepEntries(env *Env, stage string, steps []Step) {
 		env.Printf("[%s] step %-28s %6.1fs", stage, s.Name, s.Duration.Seconds())
 		AddReportEntry(stage+"/"+s.Name, fmt.Sprintf("%.1fs", s.Duration.Seconds()), ReportEntryVisibilityNever)
 	}
+}
+
+// inputErrors joins the Env's own check with the problems a spec input
+// found (empty strings are no problem), for the inputs' validate methods.
+func inputErrors(env *Env, problems ...string) error {
+	errs := []error{env.Validate()}
+	for _, p := range problems {
+		if p != "" {
+			errs = append(errs, errors.New(p))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// unless returns msg when ok is false.
+func unless(ok bool, msg string) string {
+	if ok {
+		return ""
+	}
+	return msg
+}
+
+// stageInput is what declareStage needs of a spec's input: its own check,
+// and the Env and stage name RunStage records under.
+type stageInput interface {
+	validate() error
+	stage() (*Env, string)
+}
+
+// declareStage declares the nodes every stage spec has: a BeforeEach that
+// reads the input through the getter when the spec runs and validates it
+// with a clear message, and an It that runs the stage's funcs with RunStage.
+// It returns a getter for the input, for specs that add nodes of their own.
+func declareStage[T stageInput](it string, inputGetter func() T, funcs func(input T) StageFuncs) func() T {
+	var input T
+	BeforeEach(func() {
+		input = inputGetter()
+		Expect(input.validate()).To(Succeed(), "invalid %T", input)
+	})
+	It(it, func(ctx SpecContext) {
+		env, name := input.stage()
+		RunStage(ctx, env, name, funcs(input))
+	})
+	return func() T { return input }
 }

@@ -242,7 +242,8 @@ func (s *State) Timings() []StageTiming {
 	return out
 }
 
-// StageTiming is one row of timings.json.
+// StageTiming is one row of timings.json, and the Ginkgo report entry each
+// stage adds (JUnit carries it).
 type StageTiming struct {
 	Stage   string    `json:"stage"`
 	Status  string    `json:"status"`
@@ -272,4 +273,8 @@ func (s *State) saveLocked() error {
 		return err
 	}
 	return os.Rename(tmp, s.path)
+}
+
+func (t StageTiming) String() string {
+	return fmt.Sprintf("%s %s in %.1fs", t.Stage, t.Status, t.Seconds)
 }

@@ -8,12 +8,18 @@ import (
 	"time"
 )
 
-func TestStateRoundTripAndResume(t *testing.T) {
+func newState(t *testing.T) (string, *State) {
+	t.Helper()
 	dir := t.TempDir()
 	s, err := New(dir, "r1", "local", "config/local.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, s
+}
+
+func TestStateRoundTripAndResume(t *testing.T) {
+	dir, s := newState(t)
 	must(t, s.StartStage("bootstrap"))
 	must(t, s.PutResource(Resource{Kind: "kind-cluster", Name: "tkg-kind", Role: "bootstrap", State: "creating", CreatedBy: "bootstrap"}))
 	must(t, s.EndStage("bootstrap", StatusPassed, ""))
@@ -57,11 +63,7 @@ func must(t *testing.T, err error) {
 // A reused stage reports the re-attach as its duration and keeps the kept
 // run's apart.
 func TestReuseStageTimesTheReattach(t *testing.T) {
-	dir := t.TempDir()
-	s, err := New(dir, "r1", "local", "config/local.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, s := newState(t)
 	must(t, s.StartStage("management"))
 	s.Stages["management"].Started = s.Stages["management"].Started.Add(-150 * time.Second)
 	must(t, s.EndStage("management", StatusPassed, ""))
