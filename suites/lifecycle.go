@@ -40,8 +40,7 @@ func infraProvider(cfg *config.Config) string {
 }
 
 // provision runs the one cluster lifecycle path (clusters.Provision) and
-// records the cluster in the Env as soon as it exists, so a failure later in
-// the path still collects its artifacts.
+// records the cluster in the Env.
 func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cluster, []Step, error) {
 	t := in.Timeouts
 	spec := in.Cluster
@@ -67,15 +66,17 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cl
 	if in.Providers != nil {
 		pin.Providers = *in.Providers
 	}
-	// The Env learns the cluster once its kubeconfig exists (the collectors
-	// need it even when a later step fails).
-	env.SetCluster(&Cluster{Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: env.KubeconfigPath(spec.Name),
-		Provider: in.InfrastructureProvider})
 	res, err := clusters.Provision(ctx, pin)
 	if res == nil {
-		env.DropCluster(in.Role)
 		return nil, nil, err
 	}
+	if res.Cluster == nil {
+		return nil, res.Steps, err
+	}
+	// The Env learns the cluster as soon as Create made it, so a failure
+	// later in the path still collects its artifacts.
+	env.SetCluster(&Cluster{Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: res.Cluster.KubeconfigPath,
+		Provider: in.InfrastructureProvider})
 	return res.Cluster, res.Steps, err
 }
 

@@ -49,7 +49,7 @@ type Resource struct {
 	Namespace string `json:"namespace,omitempty"`
 	// Role of a cluster: bootstrap, management, workload.
 	Role string `json:"role,omitempty"`
-	// Kubeconfig of a cluster, a path inside the artifacts folder.
+	// Kubeconfig of a cluster: a path outside the artifacts folder (it holds client keys).
 	Kubeconfig string `json:"kubeconfig,omitempty"`
 	// CreatedBy is the stage that created it.
 	CreatedBy string `json:"createdBy,omitempty"`
