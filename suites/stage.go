@@ -71,7 +71,8 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 	if err != nil {
 		status = run.StatusFailed
 		msg = env.Redactor.String(err.Error())
-		if errors.Is(ctx.Err(), context.Canceled) && !strings.Contains(msg, "interrupted") {
+		// The classifier reads a leading "interrupted: " as the cause.
+		if errors.Is(ctx.Err(), context.Canceled) && !strings.HasPrefix(msg, "interrupted") {
 			msg = "interrupted: " + msg
 		}
 	}
