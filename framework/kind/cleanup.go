@@ -30,6 +30,9 @@ func LeakCheck(kinds ...string) func(ctx context.Context, s *run.State) (leaks [
 			return nil, "", errors.New("kind.LeakCheck: the run state is nil")
 		}
 		names := node.NamesOf(s, kinds...)
+		if len(names) == 0 {
+			return nil, "no cluster recorded by the run: no kind cluster to look for", nil
+		}
 		kcs, err := kindcluster.NewProvider(kindcluster.ProviderWithDocker()).List()
 		if err != nil {
 			return nil, "", fmt.Errorf("listing kind clusters: %w", err)

@@ -56,6 +56,12 @@ func LeakCheck(kinds ...string) func(ctx context.Context, s *run.State) (leaks [
 			return nil, "", errors.New("node.LeakCheck: the run state is nil")
 		}
 		names := NamesOf(s, kinds...)
+		if len(names) == 0 {
+			// Resources are recorded before they are created: a run that
+			// recorded no cluster put nothing on the docker host, which may
+			// not even exist (FOCUS=ova).
+			return nil, "no cluster recorded by the run: nothing to look for on the docker host", nil
+		}
 		all, err := list(ctx, nil)
 		if err != nil {
 			return nil, "", err
