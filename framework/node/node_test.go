@@ -76,3 +76,25 @@ func TestRunNamesMatchWhatIsNamedAfterTheRunsClusters(t *testing.T) {
 		}
 	}
 }
+
+// A run that recorded no cluster needs no docker host for its leak check.
+func TestLeakCheckWithoutRunClustersAsksNothing(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+	st, err := run.New(t.TempDir(), "r", "local", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutResource(run.Resource{Kind: "vsphere-template", Name: "t", State: "ready"}); err != nil {
+		t.Fatal(err)
+	}
+	leaks, checked, err := LeakCheck("kind-cluster", "capi-cluster")(t.Context(), st)
+	if err != nil || len(leaks) != 0 || !strings.Contains(checked, "no cluster recorded") {
+		t.Fatalf("leaks %v, checked %q, err %v", leaks, checked, err)
+	}
+	if err := st.PutResource(run.Resource{Kind: "kind-cluster", Name: "k", State: "ready"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LeakCheck("kind-cluster")(t.Context(), st); err == nil {
+		t.Fatal("with a run cluster recorded, an unreachable docker host must be an error, not a clean check")
+	}
+}
