@@ -28,9 +28,8 @@ var Bootstrap = Stage{
 			iv := func(k string) config.Interval { return e.Interval("bootstrap", k) }
 			return BootstrapSpecInput{Env: e, Name: cfg.Clusters.Bootstrap.Name, NodeImage: cfg.Clusters.Bootstrap.NodeImage,
 				Images: images(cfg), ClusterctlConfigPath: cfg.Clusterctl.ConfigPath, Providers: providersOf(cfg),
-				Timeouts: bootstrap.Timeouts{Create: iv("create-kind").Timeout, NodesReady: iv("wait-kind-nodes").Timeout,
-					LoadImages: iv("load-images").Timeout, Init: iv("init-providers").Timeout,
-					ProvidersReady: iv("wait-providers").Timeout, Interval: iv("wait-providers").Poll}}
+				Timeouts: bootstrap.Timeouts{Create: iv("create-kind"), NodesReady: iv("wait-kind-nodes"),
+					LoadImages: iv("load-images"), Init: iv("init-providers"), ProvidersReady: iv("wait-providers")}}
 		})
 	},
 	Cleanup: func(o CleanupOptions) StageCleanup {

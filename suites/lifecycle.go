@@ -55,12 +55,12 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cl
 		},
 		Images: in.Images, KappControllerManifest: in.KappControllerManifest, PostAddons: in.PostAddons,
 		Timeouts: clusters.ProvisionTimeouts{
-			CreateTimeouts: clusters.CreateTimeouts{Apply: t.Apply.Timeout, APIReachable: t.WaitAPI.Timeout, CNI: t.ApplyCNI.Timeout,
-				ControlPlaneInitialized: t.WaitControlPlane.Timeout, MachinesRunning: t.WaitMachines.Timeout,
-				NodesReady: t.WaitNodes.Timeout, ClusterAvailable: t.WaitCluster.Timeout, Interval: t.WaitMachines.Poll},
-			LoadImages: t.LoadImages.Timeout, ProvidersInit: t.InitProviders.Timeout, ProvidersReady: t.WaitProviders.Timeout,
-			KappControllerApply: t.ApplyKappController.Timeout, KappControllerAvailable: t.WaitKappController.Timeout,
-			KappControllerAPIService: t.WaitKappController.Timeout,
+			CreateTimeouts: clusters.CreateTimeouts{Apply: t.Apply, APIReachable: t.WaitAPI, CNI: t.ApplyCNI,
+				ControlPlaneInitialized: t.WaitControlPlane, MachinesRunning: t.WaitMachines,
+				NodesReady: t.WaitNodes, ClusterAvailable: t.WaitCluster},
+			LoadImages: t.LoadImages, ProvidersInit: t.InitProviders, ProvidersReady: t.WaitProviders,
+			KappControllerApply: t.ApplyKappController, KappControllerAvailable: t.WaitKappController,
+			KappControllerAPIService: t.WaitKappController,
 		},
 	}
 	if in.Providers != nil {

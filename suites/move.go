@@ -25,9 +25,8 @@ var Move = Stage{
 			iv := func(k string) config.Interval { return e.Interval("move", k) }
 			return MoveSpecInput{Env: e, From: e.Cluster(RoleBootstrap), To: e.Cluster(RoleManagement),
 				ClusterctlConfigPath: e.Config.Clusterctl.ConfigPath,
-				Timeouts: move.Timeouts{PreCheck: iv("pre-check").Timeout, SettleBefore: iv("settle-before").Timeout,
-					Discovery: iv("discovery").Timeout, Move: iv("move").Timeout, PostCheck: iv("post-check").Timeout,
-					Reconcile: iv("reconcile").Timeout, SettleAfter: iv("settle-after").Timeout, Interval: iv("settle-after").Poll},
+				Timeouts: move.Timeouts{PreCheck: iv("pre-check"), SettleBefore: iv("settle-before"), Discovery: iv("discovery"),
+					Move: iv("move"), PostCheck: iv("post-check"), Reconcile: iv("reconcile"), SettleAfter: iv("settle-after")},
 				DeleteKind: iv("delete-kind").Timeout}
 		})
 	},

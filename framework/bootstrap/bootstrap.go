@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
@@ -20,15 +19,14 @@ import (
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
-// Timeouts of Bootstrap's steps. They come from the config intervals.
+// Timeouts of Bootstrap's steps, one config interval each; Create,
+// LoadImages and Init do not poll, so only their Timeout counts.
 type Timeouts struct {
-	Create         time.Duration
-	NodesReady     time.Duration
-	LoadImages     time.Duration
-	Init           time.Duration
-	ProvidersReady time.Duration
-	// Interval between polls of the waits.
-	Interval time.Duration
+	Create         wait.Interval
+	NodesReady     wait.Interval
+	LoadImages     wait.Interval
+	Init           wait.Interval
+	ProvidersReady wait.Interval
 }
 
 // Input is the input of Bootstrap.
@@ -77,8 +75,8 @@ func Bootstrap(ctx context.Context, in Input) (*Result, error) {
 	if err = res.Steps.Time("kind-create", func() error {
 		res.Cluster, err = kind.Create(ctx, kind.CreateInput{
 			Name: in.Name, NodeImage: in.NodeImage, KubeconfigPath: in.KubeconfigPath, MountDockerSocket: true,
-			State: in.State, CreatedBy: in.CreatedBy, Timeout: in.Timeouts.Create, NodesReadyTimeout: in.Timeouts.NodesReady,
-			Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix,
+			State: in.State, CreatedBy: in.CreatedBy, Timeout: in.Timeouts.Create.Timeout, NodesReady: in.Timeouts.NodesReady,
+			Progress: in.Progress, Prefix: in.Prefix,
 		})
 		return err
 	}); err != nil {
@@ -86,15 +84,15 @@ func Bootstrap(ctx context.Context, in Input) (*Result, error) {
 	}
 	if err = res.Steps.Time("load-images", func() error {
 		res.Images, err = node.LoadImages(ctx, node.LoadImagesInput{ClusterName: in.Name, Images: in.Images, Pull: in.PullImages,
-			Timeout: in.Timeouts.LoadImages, Progress: in.Progress, Prefix: in.Prefix})
+			Timeout: in.Timeouts.LoadImages.Timeout, Progress: in.Progress, Prefix: in.Prefix})
 		return err
 	}); err != nil {
 		return res, err
 	}
 	err = res.Steps.Time("clusterctl-init", func() error {
 		res.Providers, err = providers.Init(ctx, providers.InitInput{KubeconfigPath: in.KubeconfigPath, ClusterctlConfigPath: in.ClusterctlConfigPath,
-			Providers: in.Providers, InitTimeout: in.Timeouts.Init, WaitTimeout: in.Timeouts.ProvidersReady,
-			Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix})
+			Providers: in.Providers, InitTimeout: in.Timeouts.Init.Timeout, Ready: in.Timeouts.ProvidersReady,
+			Progress: in.Progress, Prefix: in.Prefix})
 		return err
 	})
 	if res.Providers != nil {

@@ -46,27 +46,25 @@ const (
 	AttrContainerLabel = "containerLabel"
 )
 
-// CreateTimeouts bound the waits of Create, one field per wait; they come
-// from the config intervals.
+// CreateTimeouts bound and pace the waits of Create, one config interval
+// per wait, so each polls at its own rate.
 type CreateTimeouts struct {
 	// Apply bounds applying the generated objects (retries while webhooks refuse).
-	Apply time.Duration
+	Apply wait.Interval
 	// APIReachable bounds the wait for the kubeconfig Secret and the cluster's API.
-	APIReachable time.Duration
+	APIReachable wait.Interval
 	// CNI bounds applying the CNI manifest.
-	CNI                     time.Duration
-	ControlPlaneInitialized time.Duration
-	MachinesRunning         time.Duration
-	NodesReady              time.Duration
-	ClusterAvailable        time.Duration
-	// Interval between polls of every wait.
-	Interval time.Duration
+	CNI                     wait.Interval
+	ControlPlaneInitialized wait.Interval
+	MachinesRunning         wait.Interval
+	NodesReady              wait.Interval
+	ClusterAvailable        wait.Interval
 }
 
 func (t CreateTimeouts) validate() []string {
-	return wait.Timeouts{"Apply": t.Apply, "APIReachable": t.APIReachable, "CNI": t.CNI,
-		"ControlPlaneInitialized": t.ControlPlaneInitialized, "MachinesRunning": t.MachinesRunning,
-		"NodesReady": t.NodesReady, "ClusterAvailable": t.ClusterAvailable}.Missing("Timeouts.")
+	return wait.Timeouts{"Apply": t.Apply.Timeout, "APIReachable": t.APIReachable.Timeout, "CNI": t.CNI.Timeout,
+		"ControlPlaneInitialized": t.ControlPlaneInitialized.Timeout, "MachinesRunning": t.MachinesRunning.Timeout,
+		"NodesReady": t.NodesReady.Timeout, "ClusterAvailable": t.ClusterAvailable.Timeout}.Missing("Timeouts.")
 }
 
 // CreateInput is the input of Create.
@@ -190,7 +188,7 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 	p.Printf("applying %d objects of cluster %s/%s (flavor %s, %d control plane, %d workers, %s)", len(objs), in.Namespace, in.Name,
 		in.Flavor, in.ControlPlaneMachineCount, in.WorkerMachineCount, in.KubernetesVersion)
 	if err := kube.Apply(ctx, kube.ApplyInput{Cluster: mgmt, Objects: objs, DefaultNamespace: in.Namespace,
-		What: fmt.Sprintf("cluster %s/%s", in.Namespace, in.Name), Timeout: in.Timeouts.Apply, Interval: in.Timeouts.Interval,
+		What: fmt.Sprintf("cluster %s/%s", in.Namespace, in.Name), Timeout: in.Timeouts.Apply.Timeout, Interval: in.Timeouts.Apply.Poll,
 		Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 		return res, err
 	}
@@ -198,7 +196,7 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 
 	start = time.Now()
 	wl, err := WaitAPI(ctx, WaitAPIInput{Management: mgmt, Namespace: in.Namespace, Name: in.Name, KubeconfigPath: in.KubeconfigPath,
-		Timeout: in.Timeouts.APIReachable, Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix})
+		Timeout: in.Timeouts.APIReachable.Timeout, Interval: in.Timeouts.APIReachable.Poll, Progress: in.Progress, Prefix: in.Prefix})
 	if err != nil {
 		return res, err
 	}
@@ -209,7 +207,7 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 	if len(cniObjs) > 0 {
 		start = time.Now()
 		if err := kube.Apply(ctx, kube.ApplyInput{Cluster: wl, Objects: cniObjs, What: "CNI on " + in.Name,
-			Timeout: in.Timeouts.CNI, Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
+			Timeout: in.Timeouts.CNI.Timeout, Interval: in.Timeouts.CNI.Poll, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 			return res, err
 		}
 		p.Printf("applied CNI (%d objects from %s) to %s", len(cniObjs), in.CNIManifest, in.Name)
@@ -225,7 +223,7 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 	start = time.Now()
 	want := int(in.ControlPlaneMachineCount + in.WorkerMachineCount)
 	if err := wait.For(ctx, wait.Options{What: fmt.Sprintf("%d machines of %s Running with a node", want, in.Name),
-		Timeout: in.Timeouts.MachinesRunning, Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix},
+		Timeout: in.Timeouts.MachinesRunning.Timeout, Interval: in.Timeouts.MachinesRunning.Poll, Progress: in.Progress, Prefix: in.Prefix},
 		func(ctx context.Context) (bool, string, error) {
 			ms, err := Machines(ctx, mgmt.Client, in.Namespace, in.Name)
 			if err != nil {
@@ -241,7 +239,7 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 
 	start = time.Now()
 	if err := kube.WaitNodesReady(ctx, kube.NodesInput{Cluster: wl, Count: want, What: fmt.Sprintf("%d nodes of %s Ready", want, in.Name),
-		Timeout: in.Timeouts.NodesReady, Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
+		Timeout: in.Timeouts.NodesReady.Timeout, Interval: in.Timeouts.NodesReady.Poll, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 		return res, err
 	}
 	res.Steps.Since("nodes-ready", start)
@@ -257,8 +255,8 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 	return res, nil
 }
 
-func waitCluster(ctx context.Context, mgmt *kube.Cluster, in CreateInput, what string, timeout time.Duration, done func(*clusterv1.Cluster) bool) error {
-	return wait.For(ctx, wait.Options{What: what, Timeout: timeout, Interval: in.Timeouts.Interval, Progress: in.Progress, Prefix: in.Prefix},
+func waitCluster(ctx context.Context, mgmt *kube.Cluster, in CreateInput, what string, iv wait.Interval, done func(*clusterv1.Cluster) bool) error {
+	return wait.For(ctx, wait.Options{What: what, Timeout: iv.Timeout, Interval: iv.Poll, Progress: in.Progress, Prefix: in.Prefix},
 		func(ctx context.Context) (bool, string, error) {
 			c := &clusterv1.Cluster{}
 			if err := mgmt.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.Name}, c); err != nil {
@@ -271,8 +269,8 @@ func waitCluster(ctx context.Context, mgmt *kube.Cluster, in CreateInput, what s
 		})
 }
 
-func ensureNamespace(ctx context.Context, c *kube.Cluster, name string, timeout time.Duration) error {
-	return wait.For(ctx, wait.Options{What: "namespace " + name, Timeout: timeout},
+func ensureNamespace(ctx context.Context, c *kube.Cluster, name string, iv wait.Interval) error {
+	return wait.For(ctx, wait.Options{What: "namespace " + name, Timeout: iv.Timeout, Interval: iv.Poll},
 		func(ctx context.Context) (bool, string, error) {
 			err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
 			if err == nil || apierrors.IsAlreadyExists(err) {

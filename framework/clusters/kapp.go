@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -23,15 +22,15 @@ type KappControllerInput struct {
 	// $KAPP_CONTROLLER_MANIFEST, or the upstream release.yml).
 	Manifest string
 	// ClusterName is used in messages.
-	ClusterName  string
-	ApplyTimeout time.Duration
-	// AvailableTimeout bounds the wait for its Deployments.
-	AvailableTimeout time.Duration
-	// APIServiceTimeout bounds the wait for each APIService it defines.
-	APIServiceTimeout time.Duration
-	Interval          time.Duration
-	Progress          io.Writer
-	Prefix            string
+	ClusterName string
+	// Apply bounds and paces applying the manifest.
+	Apply wait.Interval
+	// Available bounds and paces the wait for its Deployments.
+	Available wait.Interval
+	// APIService bounds and paces the wait for each APIService it defines.
+	APIService wait.Interval
+	Progress   io.Writer
+	Prefix     string
 }
 
 // InstallKappController applies the kapp-controller manifest and waits for its
@@ -45,8 +44,8 @@ func InstallKappController(ctx context.Context, in KappControllerInput) error {
 	if in.Manifest == "" {
 		errs = append(errs, "Manifest is empty (path or URL of kapp-controller's release manifest, e.g. $KAPP_CONTROLLER_MANIFEST)")
 	}
-	errs = append(errs, wait.Timeouts{"ApplyTimeout": in.ApplyTimeout, "AvailableTimeout": in.AvailableTimeout,
-		"APIServiceTimeout": in.APIServiceTimeout}.Missing("")...)
+	errs = append(errs, wait.Timeouts{"Apply": in.Apply.Timeout, "Available": in.Available.Timeout,
+		"APIService": in.APIService.Timeout}.Missing("")...)
 	if err := wait.Invalid("clusters.InstallKappController", errs); err != nil {
 		return err
 	}
@@ -76,16 +75,16 @@ func InstallKappController(ctx context.Context, in KappControllerInput) error {
 		on = in.Cluster.Kubeconfig
 	}
 	if err := kube.Apply(ctx, kube.ApplyInput{Cluster: in.Cluster, Objects: objs, What: "kapp-controller on " + on,
-		Timeout: in.ApplyTimeout, Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
+		Timeout: in.Apply.Timeout, Interval: in.Apply.Poll, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 		return err
 	}
 	if err := kube.WaitDeploymentsAvailable(ctx, kube.DeploymentsInput{Cluster: in.Cluster, Names: deps, What: "kapp-controller on " + on,
-		Timeout: in.AvailableTimeout, Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
+		Timeout: in.Available.Timeout, Interval: in.Available.Poll, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 		return err
 	}
 	for _, a := range apiServices {
-		if err := kube.WaitAPIServiceAvailable(ctx, kube.APIServiceInput{Cluster: in.Cluster, Name: a, Timeout: in.APIServiceTimeout,
-			Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
+		if err := kube.WaitAPIServiceAvailable(ctx, kube.APIServiceInput{Cluster: in.Cluster, Name: a, Timeout: in.APIService.Timeout,
+			Interval: in.APIService.Poll, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 			return err
 		}
 	}

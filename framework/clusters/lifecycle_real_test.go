@@ -25,6 +25,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/providers"
 	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // TestLifecycleReal drives the local profile's lifecycle against real Docker:
@@ -82,6 +83,7 @@ func TestLifecycleReal(t *testing.T) {
 		clusterctl.ContainerImage{Name: env["KAPP_CONTROLLER_IMAGE"], LoadBehavior: clusterctl.MustLoadImage})
 	provs := providers.Providers{Infrastructure: []string{"docker"}}
 	const interval = 2 * time.Second
+	iv := func(d time.Duration) wait.Interval { return wait.Interval{Timeout: d, Poll: interval} }
 
 	type timing struct {
 		step string
@@ -140,8 +142,8 @@ func TestLifecycleReal(t *testing.T) {
 	timed("bootstrap", func() error {
 		res, err := bootstrap.Bootstrap(ctx, bootstrap.Input{Name: bootName, NodeImage: env["KIND_NODE_IMAGE"], KubeconfigPath: bootKC,
 			Images: images, ClusterctlConfigPath: env["CLUSTERCTL_CONFIG"], Providers: provs, State: state, CreatedBy: "bootstrap",
-			Timeouts: bootstrap.Timeouts{Create: 3 * time.Minute, NodesReady: 2 * time.Minute, LoadImages: 3 * time.Minute,
-				Init: 5 * time.Minute, ProvidersReady: 5 * time.Minute, Interval: interval},
+			Timeouts: bootstrap.Timeouts{Create: iv(3 * time.Minute), NodesReady: iv(2 * time.Minute), LoadImages: iv(3 * time.Minute),
+				Init: iv(5 * time.Minute), ProvidersReady: iv(5 * time.Minute)},
 			Progress: out, Prefix: "[bootstrap]"})
 		if res != nil {
 			fmt.Fprintf(out, "=== bootstrap steps: %s\n", res)
@@ -156,9 +158,9 @@ func TestLifecycleReal(t *testing.T) {
 	})
 
 	ns := prefix
-	createTimeouts := clusters.CreateTimeouts{Apply: 3 * time.Minute, APIReachable: 5 * time.Minute, CNI: 2 * time.Minute,
-		ControlPlaneInitialized: 5 * time.Minute, MachinesRunning: 8 * time.Minute, NodesReady: 5 * time.Minute,
-		ClusterAvailable: 5 * time.Minute, Interval: interval}
+	createTimeouts := clusters.CreateTimeouts{Apply: iv(3 * time.Minute), APIReachable: iv(5 * time.Minute), CNI: iv(2 * time.Minute),
+		ControlPlaneInitialized: iv(5 * time.Minute), MachinesRunning: iv(8 * time.Minute), NodesReady: iv(5 * time.Minute),
+		ClusterAvailable: iv(5 * time.Minute)}
 
 	// 2. management cluster, created by the bootstrap cluster.
 	mgmtName := prefix + "-mgmt"
@@ -170,9 +172,9 @@ func TestLifecycleReal(t *testing.T) {
 			WorkerMachineCount: 1}, Role: clusters.RoleManagement, ManagementKubeconfig: bootKC, ClusterctlConfigPath: env["CLUSTERCTL_CONFIG"],
 			CNIManifest: env["CNI_MANIFEST"], KubeconfigPath: mgmtKC, State: state, CreatedBy: "management", Progress: out, Prefix: "[management]"},
 			Images: mgmtImages, Providers: provs, KappControllerManifest: env["KAPP_CONTROLLER_MANIFEST"],
-			Timeouts: clusters.ProvisionTimeouts{CreateTimeouts: createTimeouts, LoadImages: 3 * time.Minute, ProvidersInit: 5 * time.Minute,
-				ProvidersReady: 5 * time.Minute, KappControllerApply: 2 * time.Minute, KappControllerAvailable: 3 * time.Minute,
-				KappControllerAPIService: 3 * time.Minute}})
+			Timeouts: clusters.ProvisionTimeouts{CreateTimeouts: createTimeouts, LoadImages: iv(3 * time.Minute), ProvidersInit: iv(5 * time.Minute),
+				ProvidersReady: iv(5 * time.Minute), KappControllerApply: iv(2 * time.Minute), KappControllerAvailable: iv(3 * time.Minute),
+				KappControllerAPIService: iv(3 * time.Minute)}})
 		if res != nil {
 			mgmt = res.Cluster
 			for _, s := range res.Steps {
@@ -186,8 +188,8 @@ func TestLifecycleReal(t *testing.T) {
 	timed("move", func() error {
 		res, err := move.Move(ctx, move.Input{FromKubeconfig: bootKC, ToKubeconfig: mgmtKC, Namespace: ns, ClusterName: mgmtName,
 			ClusterctlConfigPath: env["CLUSTERCTL_CONFIG"], State: state,
-			Timeouts: move.Timeouts{PreCheck: 2 * time.Minute, SettleBefore: 5 * time.Second, Discovery: 2 * time.Minute,
-				Move: 5 * time.Minute, PostCheck: 2 * time.Minute, Reconcile: 3 * time.Minute, SettleAfter: 15 * time.Second, Interval: interval},
+			Timeouts: move.Timeouts{PreCheck: iv(2 * time.Minute), SettleBefore: iv(5 * time.Second), Discovery: iv(2 * time.Minute),
+				Move: iv(5 * time.Minute), PostCheck: iv(2 * time.Minute), Reconcile: iv(3 * time.Minute), SettleAfter: iv(15 * time.Second)},
 			Progress: out, Prefix: "[move]"})
 		if res != nil {
 			for _, s := range res.Steps {
@@ -232,7 +234,7 @@ func TestLifecycleReal(t *testing.T) {
 			WorkerMachineCount: 0}, Role: clusters.RoleWorkload, ManagementKubeconfig: mgmtKC, ClusterctlConfigPath: env["CLUSTERCTL_CONFIG"],
 			CNIManifest: env["CNI_MANIFEST"], KubeconfigPath: filepath.Join(dir, "workload.kubeconfig"), State: state, CreatedBy: "workload",
 			Progress: out, Prefix: "[workload]"},
-			Images: wlImages, Timeouts: clusters.ProvisionTimeouts{CreateTimeouts: createTimeouts, LoadImages: 3 * time.Minute}})
+			Images: wlImages, Timeouts: clusters.ProvisionTimeouts{CreateTimeouts: createTimeouts, LoadImages: iv(3 * time.Minute)}})
 		if res != nil {
 			for _, s := range res.Steps {
 				timings = append(timings, timing{"  workload/" + s.Name, s.Duration})

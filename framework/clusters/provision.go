@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
@@ -14,22 +13,23 @@ import (
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
-// ProvisionTimeouts bound Provision's waits, one field per wait. Only the
-// waits a step that runs needs are required.
+// ProvisionTimeouts bound and pace Provision's waits, one config interval
+// per wait. Only the waits a step that runs needs are required; LoadImages
+// and ProvidersInit do not poll.
 type ProvisionTimeouts struct {
 	CreateTimeouts
 	// LoadImages bounds loading Images into the nodes (docker provider).
-	LoadImages time.Duration
+	LoadImages wait.Interval
 	// ProvidersInit bounds `clusterctl init` (management clusters).
-	ProvidersInit time.Duration
+	ProvidersInit wait.Interval
 	// ProvidersReady bounds the wait for the provider Deployments (management clusters).
-	ProvidersReady time.Duration
+	ProvidersReady wait.Interval
 	// KappControllerApply bounds applying kapp-controller's manifest.
-	KappControllerApply time.Duration
+	KappControllerApply wait.Interval
 	// KappControllerAvailable bounds the wait for its Deployments.
-	KappControllerAvailable time.Duration
+	KappControllerAvailable wait.Interval
 	// KappControllerAPIService bounds the wait for each APIService it serves.
-	KappControllerAPIService time.Duration
+	KappControllerAPIService wait.Interval
 }
 
 // ProvisionInput is the input of Provision.
@@ -62,14 +62,14 @@ func (in *ProvisionInput) loadsImages() bool {
 func (in *ProvisionInput) validate() error {
 	t, need := in.Timeouts, wait.Timeouts{}
 	if in.loadsImages() {
-		need["LoadImages"] = t.LoadImages
+		need["LoadImages"] = t.LoadImages.Timeout
 	}
 	if in.Role == RoleManagement {
-		need["ProvidersInit"], need["ProvidersReady"] = t.ProvidersInit, t.ProvidersReady
+		need["ProvidersInit"], need["ProvidersReady"] = t.ProvidersInit.Timeout, t.ProvidersReady.Timeout
 	}
 	if in.KappControllerManifest != "" {
-		need["KappControllerApply"], need["KappControllerAvailable"] = t.KappControllerApply, t.KappControllerAvailable
-		need["KappControllerAPIService"] = t.KappControllerAPIService
+		need["KappControllerApply"], need["KappControllerAvailable"] = t.KappControllerApply.Timeout, t.KappControllerAvailable.Timeout
+		need["KappControllerAPIService"] = t.KappControllerAPIService.Timeout
 	}
 	errs := need.Missing("Timeouts.")
 	if in.Role == RoleManagement && len(in.Providers.Infrastructure) == 0 {
@@ -118,7 +118,7 @@ func Provision(ctx context.Context, in ProvisionInput) (*ProvisionResult, error)
 	if in.loadsImages() {
 		if err := res.Steps.Time("load-images", func() error {
 			res.Images, err = node.LoadImages(ctx, node.LoadImagesInput{ClusterName: c.Name, Images: in.Images, Pull: in.PullImages,
-				Timeout: t.LoadImages, Progress: in.Progress, Prefix: in.Prefix})
+				Timeout: t.LoadImages.Timeout, Progress: in.Progress, Prefix: in.Prefix})
 			return err
 		}); err != nil {
 			return res, err
@@ -126,8 +126,8 @@ func Provision(ctx context.Context, in ProvisionInput) (*ProvisionResult, error)
 	}
 	if in.Role == RoleManagement {
 		res.Providers, err = providers.Init(ctx, providers.InitInput{KubeconfigPath: c.KubeconfigPath,
-			ClusterctlConfigPath: in.ClusterctlConfigPath, Providers: in.Providers, InitTimeout: t.ProvidersInit,
-			WaitTimeout: t.ProvidersReady, Interval: t.Interval, Progress: in.Progress, Prefix: in.Prefix})
+			ClusterctlConfigPath: in.ClusterctlConfigPath, Providers: in.Providers, InitTimeout: t.ProvidersInit.Timeout,
+			Ready: t.ProvidersReady, Progress: in.Progress, Prefix: in.Prefix})
 		if res.Providers != nil {
 			res.Steps = append(res.Steps, res.Providers.Steps()...)
 		}
@@ -138,8 +138,8 @@ func Provision(ctx context.Context, in ProvisionInput) (*ProvisionResult, error)
 	if in.KappControllerManifest != "" {
 		if err := res.Steps.Time("kapp-controller", func() error {
 			return InstallKappController(ctx, KappControllerInput{Cluster: c.Kube, Manifest: in.KappControllerManifest,
-				ClusterName: c.Name, ApplyTimeout: t.KappControllerApply, AvailableTimeout: t.KappControllerAvailable,
-				APIServiceTimeout: t.KappControllerAPIService, Interval: t.Interval, Progress: in.Progress, Prefix: in.Prefix})
+				ClusterName: c.Name, Apply: t.KappControllerApply, Available: t.KappControllerAvailable,
+				APIService: t.KappControllerAPIService, Progress: in.Progress, Prefix: in.Prefix})
 		}); err != nil {
 			return res, err
 		}

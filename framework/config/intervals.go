@@ -9,13 +9,12 @@ import (
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/strictjson"
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
-// Interval is a wait's timeout and poll period.
-type Interval struct {
-	Timeout time.Duration
-	Poll    time.Duration
-}
+// Interval is a wait's timeout and poll period; an alias, so the suites
+// hand it to the libraries as is.
+type Interval = wait.Interval
 
 // Interval returns "stage/key", or "default/key" when the stage has none.
 func (c *Config) Interval(stage, key string) (Interval, error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // TestCreateKindClusterInterruptedReal cancels a kind create midway and checks
@@ -34,7 +35,7 @@ func TestCreateInterruptedReal(t *testing.T) {
 	start := time.Now()
 	_, err = kind.Create(ctx, kind.CreateInput{Name: name, NodeImage: os.Getenv("KIND_NODE_IMAGE"),
 		KubeconfigPath: filepath.Join(dir, "kc"), MountDockerSocket: true, State: st, Timeout: 3 * time.Minute,
-		NodesReadyTimeout: time.Minute, Interval: time.Second, Progress: os.Stdout, Prefix: "[interrupt]"})
+		NodesReady: wait.Interval{Timeout: time.Minute, Poll: time.Second}, Progress: os.Stdout, Prefix: "[interrupt]"})
 	took := time.Since(start)
 	t.Logf("kind.Create returned after %s: %v", took.Round(100*time.Millisecond), err)
 	if err == nil || !strings.Contains(err.Error(), "interrupted") {

@@ -60,11 +60,10 @@ type CreateInput struct {
 	CreatedBy string
 	// Timeout bounds `kind create cluster`.
 	Timeout time.Duration
-	// NodesReadyTimeout bounds the wait for the node to be Ready afterwards.
-	NodesReadyTimeout time.Duration
-	Interval          time.Duration
-	Progress          io.Writer
-	Prefix            string
+	// NodesReady bounds and paces the wait for the node to be Ready afterwards.
+	NodesReady wait.Interval
+	Progress   io.Writer
+	Prefix     string
 }
 
 func (in *CreateInput) validate() error {
@@ -84,7 +83,7 @@ func (in *CreateInput) validate() error {
 	if in.State == nil {
 		errs = append(errs, "State is nil (resources are recorded in the run state before they are created; use run.New)")
 	}
-	errs = append(errs, wait.Timeouts{"Timeout": in.Timeout, "NodesReadyTimeout": in.NodesReadyTimeout}.Missing("")...)
+	errs = append(errs, wait.Timeouts{"Timeout": in.Timeout, "NodesReady": in.NodesReady.Timeout}.Missing("")...)
 	if in.MountDockerSocket {
 		if in.DockerSocket == "" {
 			in.DockerSocket = DefaultDockerSocket
@@ -177,7 +176,7 @@ func Create(ctx context.Context, in CreateInput) (*Cluster, error) {
 		return nil, err
 	}
 	if err := kube.WaitNodesReady(ctx, kube.NodesInput{Cluster: kc, Count: 1, What: "node of kind cluster " + in.Name + " Ready",
-		Timeout: in.NodesReadyTimeout, Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
+		Timeout: in.NodesReady.Timeout, Interval: in.NodesReady.Poll, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 		return nil, err
 	}
 	if err := in.State.SetResourceState(key, "ready"); err != nil {

@@ -26,35 +26,31 @@ import (
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
-// Timeouts of Move's steps; they come from the config intervals.
+// Timeouts of Move's steps, one config interval each, so every wait polls at
+// its own rate; Discovery and Move do not poll.
 type Timeouts struct {
 	// PreCheck bounds the wait for every Machine to have a node.
-	PreCheck time.Duration
-	// SettleBefore: both API servers must answer for this long before the move.
-	SettleBefore time.Duration
-	Discovery    time.Duration
-	Move         time.Duration
+	PreCheck wait.Interval
+	// SettleBefore: both API servers must answer for its Timeout before the
+	// move, checked every Poll.
+	SettleBefore wait.Interval
+	Discovery    wait.Interval
+	Move         wait.Interval
 	// PostCheck bounds the wait for the target to show every moved object.
-	PostCheck time.Duration
+	PostCheck wait.Interval
 	// Reconcile bounds the wait, after the move, for the target's controllers to
 	// report every Machine Running with a node and the Cluster Available again.
-	Reconcile time.Duration
+	Reconcile wait.Interval
 	// SettleAfter: Machines (names, UIDs, provider IDs) must then stay unchanged
-	// and the Cluster unpaused for this long.
-	SettleAfter time.Duration
-	Interval    time.Duration
+	// and the Cluster unpaused for its Timeout, checked every Poll.
+	SettleAfter wait.Interval
 }
 
 func (t Timeouts) validate() []string {
-	var errs []string
-	if t.PreCheck <= 0 || t.Discovery <= 0 || t.Move <= 0 || t.PostCheck <= 0 || t.Reconcile <= 0 {
-		errs = append(errs, "Timeouts.PreCheck, Discovery, Move, PostCheck and Reconcile must be > 0 (set them from the config intervals)")
-	}
-	if t.SettleBefore < 0 || t.SettleAfter < 0 {
+	errs := wait.Timeouts{"PreCheck": t.PreCheck.Timeout, "Discovery": t.Discovery.Timeout, "Move": t.Move.Timeout,
+		"PostCheck": t.PostCheck.Timeout, "Reconcile": t.Reconcile.Timeout}.Missing("Timeouts.")
+	if t.SettleBefore.Timeout < 0 || t.SettleAfter.Timeout < 0 {
 		errs = append(errs, "Timeouts.SettleBefore and SettleAfter must be >= 0")
-	}
-	if t.Interval <= 0 {
-		errs = append(errs, "Timeouts.Interval must be > 0 (it paces the settle checks)")
 	}
 	return errs
 }
@@ -150,7 +146,7 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 
 	start := time.Now()
 	if res.MachinesBefore, err = PreCheck(ctx, PreCheckInput{Source: from, Target: to, Namespace: in.Namespace, ClusterName: in.ClusterName,
-		Timeout: in.Timeouts.PreCheck, Settle: in.Timeouts.SettleBefore, Interval: in.Timeouts.Interval,
+		Wait: in.Timeouts.PreCheck, Settle: in.Timeouts.SettleBefore,
 		Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 		return res, err
 	}
@@ -158,7 +154,7 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 
 	start = time.Now()
 	if res.Inventory, err = Discover(ctx, DiscoverInput{FromKubeconfig: in.FromKubeconfig, Namespace: in.Namespace,
-		ClusterctlConfigPath: in.ClusterctlConfigPath, Timeout: in.Timeouts.Discovery}); err != nil {
+		ClusterctlConfigPath: in.ClusterctlConfigPath, Timeout: in.Timeouts.Discovery.Timeout}); err != nil {
 		return res, err
 	}
 	step("discovery", start)
@@ -168,7 +164,7 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 
 	start = time.Now()
 	rec := newRecorder()
-	mctx, cancel := context.WithTimeout(ctx, in.Timeouts.Move)
+	mctx, cancel := context.WithTimeout(ctx, in.Timeouts.Move.Timeout)
 	defer cancel()
 	p.Printf("clusterctl move -n %s: %s -> %s", in.Namespace, in.FromKubeconfig, in.ToKubeconfig)
 	err = kube.ClusterctlCall(mctx, kube.ClusterctlLog{Out: in.Progress, Prefix: in.Prefix, Verbosity: in.Verbosity, Observe: rec.observe},
@@ -211,7 +207,7 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 
 	start = time.Now()
 	if err := PostCheck(ctx, PostCheckInput{Source: from, Target: to, Namespace: in.Namespace, ClusterName: in.ClusterName,
-		Inventory: res.Inventory, Deleted: rec.deleted, Timeout: in.Timeouts.PostCheck, Interval: in.Timeouts.Interval,
+		Inventory: res.Inventory, Deleted: rec.deleted, Wait: in.Timeouts.PostCheck,
 		Progress: in.Progress, Prefix: in.Prefix}, res); err != nil {
 		return res, err
 	}
@@ -219,7 +215,7 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 
 	start = time.Now()
 	if res.MachinesAfter, err = Settle(ctx, SettleInput{Target: to, Namespace: in.Namespace, ClusterName: in.ClusterName,
-		Before: res.MachinesBefore, ReconcileTimeout: in.Timeouts.Reconcile, Settle: in.Timeouts.SettleAfter, Interval: in.Timeouts.Interval,
+		Before: res.MachinesBefore, Reconcile: in.Timeouts.Reconcile, Settle: in.Timeouts.SettleAfter,
 		Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 		return res, err
 	}
@@ -231,11 +227,11 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 type PreCheckInput struct {
 	Source, Target         *kube.Cluster
 	Namespace, ClusterName string
-	// Timeout bounds the wait for the Cluster's Machines to have nodes.
-	Timeout time.Duration
-	// Settle is how long both API servers must keep answering.
-	Settle   time.Duration
-	Interval time.Duration
+	// Wait bounds and paces the wait for the Cluster's Machines to have nodes.
+	Wait wait.Interval
+	// Settle.Timeout is how long both API servers must keep answering,
+	// checked every Settle.Poll.
+	Settle   wait.Interval
 	Progress io.Writer
 	Prefix   string
 }
@@ -244,12 +240,12 @@ type PreCheckInput struct {
 // every one of its Machines is Running with a NodeRef, then checks that both
 // API servers answer /readyz throughout Settle. It returns the source Machines.
 func PreCheck(ctx context.Context, in PreCheckInput) ([]clusters.Machine, error) {
-	if in.Source == nil || in.Target == nil || in.Namespace == "" || in.ClusterName == "" || in.Timeout <= 0 || in.Interval <= 0 {
-		return nil, fmt.Errorf("move.PreCheck: invalid input: Source, Target, Namespace, ClusterName, Timeout and Interval are required")
+	if in.Source == nil || in.Target == nil || in.Namespace == "" || in.ClusterName == "" || in.Wait.Timeout <= 0 {
+		return nil, fmt.Errorf("move.PreCheck: invalid input: Source, Target, Namespace, ClusterName and Wait.Timeout are required")
 	}
 	var machines []clusters.Machine
 	err := wait.For(ctx, wait.Options{What: fmt.Sprintf("every Machine of %s/%s Running with a node before the move", in.Namespace, in.ClusterName),
-		Timeout: in.Timeout, Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix},
+		Timeout: in.Wait.Timeout, Interval: in.Wait.Poll, Progress: in.Progress, Prefix: in.Prefix},
 		func(ctx context.Context) (bool, string, error) {
 			c := &clusterv1.Cluster{}
 			if err := in.Source.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.ClusterName}, c); err != nil {
@@ -272,13 +268,14 @@ func PreCheck(ctx context.Context, in PreCheckInput) ([]clusters.Machine, error)
 	if err != nil {
 		return nil, err
 	}
-	if in.Settle <= 0 {
+	settle := in.Settle.Timeout
+	if settle <= 0 {
 		return machines, nil
 	}
-	deadline := time.Now().Add(in.Settle)
+	deadline := time.Now().Add(settle)
 	checks := 0
-	err = wait.For(ctx, wait.Options{What: fmt.Sprintf("both API servers answering for %s", in.Settle), Timeout: in.Settle + time.Minute,
-		Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix},
+	err = wait.For(ctx, wait.Options{What: fmt.Sprintf("both API servers answering for %s", settle), Timeout: settle + time.Minute,
+		Interval: in.Settle.Poll, Progress: in.Progress, Prefix: in.Prefix},
 		func(ctx context.Context) (bool, string, error) {
 			for name, c := range map[string]*kube.Cluster{"source": in.Source, "target": in.Target} {
 				if err := c.Ready(ctx); err != nil {
@@ -298,9 +295,9 @@ type PostCheckInput struct {
 	// Inventory from Discover before the move.
 	Inventory *Inventory
 	// Deleted are the objects clusterctl reported deleting from the source.
-	Deleted  []Object
-	Timeout  time.Duration
-	Interval time.Duration
+	Deleted []Object
+	// Wait bounds and paces the wait for the moved objects on the target.
+	Wait     wait.Interval
 	Progress io.Writer
 	Prefix   string
 }
@@ -311,8 +308,8 @@ type PostCheckInput struct {
 // Machine of the cluster remains there, and that the target Cluster is not
 // paused. It fills res.Target, res.Diff and res.KeptOnSource.
 func PostCheck(ctx context.Context, in PostCheckInput, res *Result) error {
-	if in.Source == nil || in.Target == nil || in.Inventory == nil || res == nil || in.Timeout <= 0 {
-		return fmt.Errorf("move.PostCheck: invalid input: Source, Target, Inventory, a Result and Timeout are required")
+	if in.Source == nil || in.Target == nil || in.Inventory == nil || res == nil || in.Wait.Timeout <= 0 {
+		return fmt.Errorf("move.PostCheck: invalid input: Source, Target, Inventory, a Result and Wait.Timeout are required")
 	}
 	toIdx, err := kindIndex(ctx, in.Target.Client)
 	if err != nil {
@@ -323,7 +320,7 @@ func PostCheck(ctx context.Context, in PostCheckInput, res *Result) error {
 		return err
 	}
 	want := in.Inventory.ToMove()
-	err = wait.For(ctx, wait.Options{What: "every moved object on the target", Timeout: in.Timeout, Interval: in.Interval,
+	err = wait.For(ctx, wait.Options{What: "every moved object on the target", Timeout: in.Wait.Timeout, Interval: in.Wait.Poll,
 		Progress: in.Progress, Prefix: in.Prefix},
 		func(ctx context.Context) (bool, string, error) {
 			var found []Object
@@ -404,13 +401,13 @@ type SettleInput struct {
 	Namespace, ClusterName string
 	// Before are the Machines on the source before the move.
 	Before []clusters.Machine
-	// ReconcileTimeout bounds the wait for the target's controllers to report
-	// every Machine Running with a node and the Cluster Available again: a
-	// moved object starts with an empty status.
-	ReconcileTimeout time.Duration
-	// Settle is how long the Machines must then stay unchanged.
-	Settle   time.Duration
-	Interval time.Duration
+	// Reconcile bounds and paces the wait for the target's controllers to
+	// report every Machine Running with a node and the Cluster Available
+	// again: a moved object starts with an empty status.
+	Reconcile wait.Interval
+	// Settle.Timeout is how long the Machines must then stay unchanged,
+	// checked every Settle.Poll.
+	Settle   wait.Interval
 	Progress io.Writer
 	Prefix   string
 }
@@ -421,8 +418,8 @@ type SettleInput struct {
 // the moved objects, and then, for Settle, keep the same Machines (names and
 // UIDs) with the Cluster unpaused. It returns the target's Machines.
 func Settle(ctx context.Context, in SettleInput) ([]clusters.Machine, error) {
-	if in.Target == nil || in.ReconcileTimeout <= 0 || in.Interval <= 0 {
-		return nil, fmt.Errorf("move.Settle: invalid input: Target, ReconcileTimeout and Interval are required")
+	if in.Target == nil || in.Reconcile.Timeout <= 0 {
+		return nil, fmt.Errorf("move.Settle: invalid input: Target and Reconcile.Timeout are required")
 	}
 	var last []clusters.Machine
 	check := func(ctx context.Context, ref []clusters.Machine, sameUIDs bool) (running bool, state string, c *clusterv1.Cluster, err error) {
@@ -445,7 +442,7 @@ func Settle(ctx context.Context, in SettleInput) ([]clusters.Machine, error) {
 		return ok == len(ms), state, c, nil
 	}
 	err := wait.For(ctx, wait.Options{What: fmt.Sprintf("target reporting the Machines of %s Running and the Cluster Available", in.ClusterName),
-		Timeout: in.ReconcileTimeout, Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix},
+		Timeout: in.Reconcile.Timeout, Interval: in.Reconcile.Poll, Progress: in.Progress, Prefix: in.Prefix},
 		func(ctx context.Context) (bool, string, error) {
 			running, state, c, err := check(ctx, in.Before, false)
 			if err != nil {
@@ -453,13 +450,14 @@ func Settle(ctx context.Context, in SettleInput) ([]clusters.Machine, error) {
 			}
 			return running && clusters.Available(c), state + "; Cluster " + clusters.ClusterState(c), nil
 		})
-	if err != nil || in.Settle <= 0 {
+	settle := in.Settle.Timeout
+	if err != nil || settle <= 0 {
 		return last, err
 	}
 	moved := last
-	deadline := time.Now().Add(in.Settle)
-	err = wait.For(ctx, wait.Options{What: fmt.Sprintf("Machines of %s unchanged for %s after the move", in.ClusterName, in.Settle),
-		Timeout: in.Settle + in.ReconcileTimeout, Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix},
+	deadline := time.Now().Add(settle)
+	err = wait.For(ctx, wait.Options{What: fmt.Sprintf("Machines of %s unchanged for %s after the move", in.ClusterName, settle),
+		Timeout: settle + in.Reconcile.Timeout, Interval: in.Settle.Poll, Progress: in.Progress, Prefix: in.Prefix},
 		func(ctx context.Context) (bool, string, error) {
 			running, state, _, err := check(ctx, moved, true)
 			if err != nil {

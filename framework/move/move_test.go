@@ -68,7 +68,7 @@ func TestMachineDiff(t *testing.T) {
 
 func TestMoveValidatesInput(t *testing.T) {
 	_, err := Move(t.Context(), Input{FromKubeconfig: "a", ToKubeconfig: "a"})
-	for _, want := range []string{"same file", "Namespace and ClusterName", "Timeouts.PreCheck", "Interval"} {
+	for _, want := range []string{"same file", "Namespace and ClusterName", "Timeouts.PreCheck must be > 0", "Timeouts.Reconcile must be > 0"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not say %q", err, want)
 		}

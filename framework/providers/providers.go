@@ -66,11 +66,10 @@ type InitInput struct {
 	Providers            Providers
 	// InitTimeout bounds `clusterctl init` itself (cert-manager, then components applied).
 	InitTimeout time.Duration
-	// WaitTimeout bounds the wait for every provider Deployment to be Available.
-	WaitTimeout time.Duration
-	Interval    time.Duration
-	Progress    io.Writer
-	Prefix      string
+	// Ready bounds and paces the wait for every provider Deployment to be Available.
+	Ready    wait.Interval
+	Progress io.Writer
+	Prefix   string
 }
 
 func (in *InitInput) validate() error {
@@ -89,7 +88,7 @@ func (in *InitInput) validate() error {
 	if len(in.Providers.Infrastructure) == 0 {
 		errs = append(errs, "Providers.Infrastructure is empty (e.g. [docker])")
 	}
-	errs = append(errs, wait.Timeouts{"InitTimeout": in.InitTimeout, "WaitTimeout": in.WaitTimeout}.Missing("")...)
+	errs = append(errs, wait.Timeouts{"InitTimeout": in.InitTimeout, "Ready": in.Ready.Timeout}.Missing("")...)
 	return wait.Invalid("providers.Init", errs)
 }
 
@@ -184,7 +183,7 @@ func Init(ctx context.Context, in InitInput) (*Result, error) {
 	start = time.Now()
 	if err := kube.WaitDeploymentsAvailable(ctx, kube.DeploymentsInput{
 		Cluster: kc, Names: depNames, SelectorHasKey: ProviderLabel, MinCount: len(depNames),
-		What: "cert-manager and providers", Timeout: in.WaitTimeout, Interval: in.Interval,
+		What: "cert-manager and providers", Timeout: in.Ready.Timeout, Interval: in.Ready.Poll,
 		Progress: in.Progress, Prefix: in.Prefix,
 	}); err != nil {
 		return res, err

@@ -14,7 +14,7 @@ func TestProvidersDefaults(t *testing.T) {
 
 func TestInitNamesEachMissingTimeout(t *testing.T) {
 	_, err := Init(t.Context(), InitInput{})
-	for _, want := range []string{"KubeconfigPath is empty", "Providers.Infrastructure is empty", "InitTimeout must be > 0", "WaitTimeout must be > 0"} {
+	for _, want := range []string{"KubeconfigPath is empty", "Providers.Infrastructure is empty", "InitTimeout must be > 0", "Ready must be > 0"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not say %q", err, want)
 		}

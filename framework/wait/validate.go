@@ -7,6 +7,13 @@ import (
 	"time"
 )
 
+// Interval is a wait's bound and poll period, one per wait (config.Interval
+// is this type). A Poll of 0 lets For choose (Timeout/60, bounded).
+type Interval struct {
+	Timeout time.Duration
+	Poll    time.Duration
+}
+
 // Timeouts names the timeouts of an input, one per wait, so that
 // validation can say which one is missing rather than "timeouts must be set".
 type Timeouts map[string]time.Duration
