@@ -88,7 +88,7 @@ ifeq ($(DRY_RUN),1)
 	  | grep -E '^(TKG lifecycle|Ran |Will run)' || true
 else
 	@$(HARNESS) validate -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)'
-	@mkdir -p $(ARTIFACTS) && ln -sfn $(ARTIFACTS) $(ROOT)/artifacts/latest
+	@mkdir -p $(ARTIFACTS) $(ROOT)/artifacts && ln -sfn $(ARTIFACTS) $(ROOT)/artifacts/latest
 	@echo "artifacts: $(ARTIFACTS)"
 	set -o pipefail; $(SELECT); $(GINKGO) -v --no-color --fail-on-empty --poll-progress-after=5m --poll-progress-interval=2m \
 	  --timeout=$$($(HARNESS) get timeout -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)') \

@@ -55,7 +55,8 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 			_ = env.State.EndStage(name, run.StatusFailed, msg)
 			Fail(env.Redactor.String(msg))
 		}
-		_ = env.State.EndStage(name, run.StatusReused, "re-attached to the kept run")
+		kept, _ := env.State.Stage(name)
+		_ = env.State.EndStage(name, run.StatusReused, fmt.Sprintf("re-attached to the kept run (built there in %.1fs)", kept.KeptSeconds))
 		AddReportEntry("stage", run.StageTiming{Stage: name, Status: run.StatusReused, Started: start, Seconds: time.Since(start).Seconds()})
 		env.Printf("[%s] reused (%.1fs)", name, time.Since(start).Seconds())
 		return

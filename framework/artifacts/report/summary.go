@@ -31,7 +31,7 @@ func summary(in Input, o outcome, items []artifacts.ItemRecord) string {
 		fmt.Fprintf(&b, "- **Profile:** %s\n", in.Profile)
 	}
 	if !o.Started.IsZero() {
-		fmt.Fprintf(&b, "- **Started:** %s (%s)\n", o.Started.UTC().Format(time.RFC3339), time.Duration(o.Seconds*float64(time.Second)))
+		fmt.Fprintf(&b, "- **Started:** %s (%s)\n", o.Started.UTC().Format(time.RFC3339), time.Duration(o.Seconds*float64(time.Second)).Round(time.Second))
 	}
 	if o.Why != "" {
 		fmt.Fprintf(&b, "- **Why failed:** %s\n", o.Why)
