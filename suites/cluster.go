@@ -51,19 +51,20 @@ type ClusterSpecInput struct {
 type ClusterTimeouts struct {
 	Apply, WaitAPI, ApplyCNI, WaitControlPlane, WaitMachines, WaitNodes, WaitCluster config.Interval
 	LoadImages, InitProviders, WaitProviders                                         config.Interval
-	ApplyKappController, WaitKappController, InstallPackages                         config.Interval
+	ApplyKappController, WaitKappController, WaitKappAPIService, InstallPackages     config.Interval
 }
 
 // clusterIntervals are the interval keys of a cluster stage; management adds
 // the provider keys.
 var clusterIntervals = []string{"apply", "wait-api", "apply-cni", "wait-control-plane", "wait-machines", "wait-nodes",
-	"wait-cluster", "load-images", "apply-kapp-controller", "wait-kapp-controller", "install-packages"}
+	"wait-cluster", "load-images", "apply-kapp-controller", "wait-kapp-controller", "wait-kapp-apiservice", "install-packages"}
 
 func clusterTimeouts(env *Env, stage string, management bool) ClusterTimeouts {
 	iv := func(k string) config.Interval { return env.Interval(stage, k) }
 	t := ClusterTimeouts{Apply: iv("apply"), WaitAPI: iv("wait-api"), ApplyCNI: iv("apply-cni"), WaitControlPlane: iv("wait-control-plane"),
 		WaitMachines: iv("wait-machines"), WaitNodes: iv("wait-nodes"), WaitCluster: iv("wait-cluster"), LoadImages: iv("load-images"),
-		ApplyKappController: iv("apply-kapp-controller"), WaitKappController: iv("wait-kapp-controller"), InstallPackages: iv("install-packages")}
+		ApplyKappController: iv("apply-kapp-controller"), WaitKappController: iv("wait-kapp-controller"), WaitKappAPIService: iv("wait-kapp-apiservice"),
+		InstallPackages: iv("install-packages")}
 	if management {
 		t.InitProviders, t.WaitProviders = iv("init-providers"), iv("wait-providers")
 	}

@@ -60,7 +60,7 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cl
 				NodesReady: t.WaitNodes, ClusterAvailable: t.WaitCluster},
 			LoadImages: t.LoadImages, ProvidersInit: t.InitProviders, ProvidersReady: t.WaitProviders,
 			KappControllerApply: t.ApplyKappController, KappControllerAvailable: t.WaitKappController,
-			KappControllerAPIService: t.WaitKappController,
+			KappControllerAPIService: t.WaitKappAPIService,
 		},
 	}
 	if in.Providers != nil {
