@@ -42,16 +42,10 @@ type ClusterSpecInput struct {
 	Providers *providers.Providers
 	// PostAddons runs once kapp-controller is Available (the local package set).
 	PostAddons func(ctx context.Context, k *kube.Cluster) error
-	Timeouts   ClusterTimeouts
+	// Timeouts are Provision's waits, one interval per wait.
+	Timeouts clusters.ProvisionTimeouts
 	// PostCreate runs once the cluster is Available with its addons.
 	PostCreate func(ctx context.Context, c *clusters.Cluster)
-}
-
-// ClusterTimeouts are the intervals of ClusterSpec's waits, one per wait.
-type ClusterTimeouts struct {
-	Apply, WaitAPI, ApplyCNI, WaitControlPlane, WaitMachines, WaitNodes, WaitCluster config.Interval
-	LoadImages, InitProviders, WaitProviders                                         config.Interval
-	ApplyKappController, WaitKappController, WaitKappAPIService, InstallPackages     config.Interval
 }
 
 // clusterIntervals are the interval keys of a cluster stage; management adds
@@ -59,14 +53,19 @@ type ClusterTimeouts struct {
 var clusterIntervals = []string{"apply", "wait-api", "apply-cni", "wait-control-plane", "wait-machines", "wait-nodes",
 	"wait-cluster", "load-images", "apply-kapp-controller", "wait-kapp-controller", "wait-kapp-apiservice", "install-packages"}
 
-func clusterTimeouts(env *Env, stage string, management bool) ClusterTimeouts {
+// clusterTimeouts maps a cluster stage's interval keys onto Provision's
+// waits, one key per wait.
+func clusterTimeouts(env *Env, stage string, management bool) clusters.ProvisionTimeouts {
 	iv := func(k string) config.Interval { return env.Interval(stage, k) }
-	t := ClusterTimeouts{Apply: iv("apply"), WaitAPI: iv("wait-api"), ApplyCNI: iv("apply-cni"), WaitControlPlane: iv("wait-control-plane"),
-		WaitMachines: iv("wait-machines"), WaitNodes: iv("wait-nodes"), WaitCluster: iv("wait-cluster"), LoadImages: iv("load-images"),
-		ApplyKappController: iv("apply-kapp-controller"), WaitKappController: iv("wait-kapp-controller"), WaitKappAPIService: iv("wait-kapp-apiservice"),
-		InstallPackages: iv("install-packages")}
+	t := clusters.ProvisionTimeouts{
+		CreateTimeouts: clusters.CreateTimeouts{Apply: iv("apply"), APIReachable: iv("wait-api"), CNI: iv("apply-cni"),
+			ControlPlaneInitialized: iv("wait-control-plane"), MachinesRunning: iv("wait-machines"), NodesReady: iv("wait-nodes"),
+			ClusterAvailable: iv("wait-cluster")},
+		LoadImages: iv("load-images"), KappControllerApply: iv("apply-kapp-controller"),
+		KappControllerAvailable: iv("wait-kapp-controller"), KappControllerAPIService: iv("wait-kapp-apiservice"),
+	}
 	if management {
-		t.InitProviders, t.WaitProviders = iv("init-providers"), iv("wait-providers")
+		t.ProvidersInit, t.ProvidersReady = iv("init-providers"), iv("wait-providers")
 	}
 	return t
 }
@@ -101,8 +100,9 @@ func clusterInput(env *Env, stage, role, holderRole string, spec config.Workload
 		in.Providers = &p
 	}
 	if cfg.Packages.InstallLocalSet {
+		install := env.Interval(stage, "install-packages")
 		in.PostAddons = func(ctx context.Context, k *kube.Cluster) error {
-			return installLocalPackages(ctx, env, stage, k, in.Timeouts.InstallPackages)
+			return installLocalPackages(ctx, env, stage, k, install)
 		}
 	}
 	return in

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"sync"
 
 	"github.com/tkg-e2e/harness/framework/assert"
@@ -224,7 +223,7 @@ func (e *Env) Printf(format string, args ...any) {
 // resolves; a key that is not registered is a harness bug and panics with
 // what to fix.
 func (e *Env) Interval(stage, key string) config.Interval {
-	if keys, ok := e.Registry.IntervalKeys()[stage]; !ok || !slices.Contains(keys, key) {
+	if !e.Registry.Registered(stage, key) {
 		panic(fmt.Sprintf("interval %s/%s is not registered: add %q to the Intervals of %s's Definition", stage, key, key, stage))
 	}
 	return e.Config.MustInterval(stage, key)

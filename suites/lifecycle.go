@@ -42,7 +42,6 @@ func infraProvider(cfg *config.Config) string {
 // provision runs the one cluster lifecycle path (clusters.Provision) and
 // records the cluster in the Env.
 func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cluster, []Step, error) {
-	t := in.Timeouts
 	spec := in.Cluster
 	pin := clusters.ProvisionInput{
 		CreateInput: clusters.CreateInput{
@@ -54,14 +53,7 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cl
 			State: env.State, CreatedBy: in.Stage, Progress: env.Out, Prefix: "[" + in.Stage + "]",
 		},
 		Images: in.Images, KappControllerManifest: in.KappControllerManifest, PostAddons: in.PostAddons,
-		Timeouts: clusters.ProvisionTimeouts{
-			CreateTimeouts: clusters.CreateTimeouts{Apply: t.Apply, APIReachable: t.WaitAPI, CNI: t.ApplyCNI,
-				ControlPlaneInitialized: t.WaitControlPlane, MachinesRunning: t.WaitMachines,
-				NodesReady: t.WaitNodes, ClusterAvailable: t.WaitCluster},
-			LoadImages: t.LoadImages, ProvidersInit: t.InitProviders, ProvidersReady: t.WaitProviders,
-			KappControllerApply: t.ApplyKappController, KappControllerAvailable: t.WaitKappController,
-			KappControllerAPIService: t.WaitKappAPIService,
-		},
+		Timeouts: in.Timeouts,
 	}
 	if in.Providers != nil {
 		pin.Providers = *in.Providers

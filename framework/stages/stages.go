@@ -211,6 +211,22 @@ func (r *Registry) IntervalKeys() map[string][]string {
 	return out
 }
 
+// Registered reports whether scope (a stage or an extra scope) registers
+// the interval key.
+func (r *Registry) Registered(scope, key string) bool {
+	for _, d := range r.defs {
+		if d.Name == scope {
+			return slices.Contains(d.Intervals, key)
+		}
+	}
+	for _, s := range r.scopes {
+		if s.Name == scope {
+			return slices.Contains(s.Intervals, key)
+		}
+	}
+	return false
+}
+
 // Category returns the failure category of a stage, and false when name is
 // not a registered stage (a failure in BeforeSuite, say).
 func (r *Registry) Category(name string) (string, bool) {

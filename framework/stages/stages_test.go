@@ -80,6 +80,9 @@ func TestRegistryLookups(t *testing.T) {
 	if !slices.Equal(keys["ova"], []string{"connect"}) || !slices.Equal(keys["cleanup"], []string{"wait-delete"}) {
 		t.Errorf("IntervalKeys = %v", keys)
 	}
+	if !r.Registered("ova", "connect") || !r.Registered("cleanup", "wait-delete") || r.Registered("ova", "wait-delete") || r.Registered("nope", "connect") {
+		t.Error("Registered disagrees with the definitions and scopes")
+	}
 }
 
 func TestNewRegistryRejectsBadDefinitions(t *testing.T) {
