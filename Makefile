@@ -82,9 +82,9 @@ lint: ## gofmt and go vet
 .PHONY: e2e
 e2e: $(GINKGO) $(HARNESS) ## Run the lifecycle suite (FOCUS, SKIP, LABELS, CONFIG, ARTIFACTS, RESUME, SKIP_CLEANUP, DRY_RUN)
 ifeq ($(DRY_RUN),1)
-	@$(HARNESS) plan -focus '$(FOCUS)'
+	@$(HARNESS) plan -focus '$(FOCUS)' -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)'
 	@$(SELECT); $(GINKGO) --dry-run -v --no-color "$${sel[@]}" \
-	  $(if $(SKIP),--skip='$(SKIP)') ./e2e -- -e2e.config=$(abspath $(CONFIG)) \
+	  $(if $(SKIP),--skip='$(SKIP)') ./e2e -- -e2e.config=$(abspath $(CONFIG)) -e2e.config-overrides='$(CONFIG_OVERRIDES)' \
 	  | grep -E '^(TKG lifecycle|Ran |Will run)' || true
 else
 	@$(HARNESS) validate -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)'
@@ -98,6 +98,10 @@ else
 	  -e2e.artifacts-folder=$(ARTIFACTS) $(if $(filter 1,$(RESUME)),-e2e.resume) \
 	  $(if $(filter 1,$(SKIP_CLEANUP)),-e2e.skip-cleanup) 2>&1 | tee $(ARTIFACTS)/console.log
 endif
+
+.PHONY: e2e-vsphere-sim
+e2e-vsphere-sim: $(GINKGO) $(HARNESS) ## Rehearse CONFIG=config/vsphere.yaml against a vcsim server with real CAPV (FOCUS, SKIP, RESUME, SKIP_CLEANUP)
+	bash scripts/e2e-vsphere-sim.sh
 
 .PHONY: clean-run
 clean-run: $(HARNESS) ## Delete what a kept run (ARTIFACTS=<run folder>) left behind, from its state.json

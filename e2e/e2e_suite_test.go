@@ -38,16 +38,13 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	if folder == "" {
 		folder = filepath.Join("..", "artifacts", time.Now().UTC().Format("20060102-150405"))
 	}
-	var overrides []string
-	if *configOverride != "" {
-		overrides = strings.Split(*configOverride, ",")
-	}
+	overrides := overrideFiles()
 	var err error
 	// The env exists even when this fails, so AfterSuite can write reports.
 	env, err = suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: *configPath, Overrides: overrides,
 		ArtifactFolder: folder, Resume: *resume, SkipCleanup: *skipCleanup, Out: GinkgoWriter})
 	Expect(err).NotTo(HaveOccurred())
-	suites.SuiteSetup(ctx, env)
+	Expect(suites.SuiteSetup(ctx, env)).To(Succeed(), "preflight")
 })
 
 // AfterSuite collects artifacts while the clusters still exist, then cleans
@@ -63,3 +60,11 @@ var _ = AfterSuite(func(ctx SpecContext) {
 var _ = ReportAfterSuite("artifacts report", func(ctx SpecContext, report Report) {
 	suites.WriteReports(ctx, env, report)
 })
+
+// overrideFiles are the -e2e.config-overrides files.
+func overrideFiles() []string {
+	if *configOverride == "" {
+		return nil
+	}
+	return strings.Split(*configOverride, ",")
+}

@@ -5,6 +5,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 
+	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/suites"
 )
 
@@ -18,8 +19,11 @@ var _ = Describe("TKG lifecycle", Ordered, ContinueOnFailure, func() {
 	AfterEach(func(ctx SpecContext) {
 		suites.CollectOnFailure(ctx, env, CurrentSpecReport())
 	})
-	for _, s := range suites.Lifecycle.Stages() {
-		Context(s.Name, Label(suites.Lifecycle.Labels(s.Name)...), func() {
+	// The tree is built after flags are parsed: the profile's extra needs
+	// (CAPV clusters need the ova stage) are in the labels.
+	reg := suites.Lifecycle.ForProfile(config.PeekProfile(*configPath, overrideFiles()))
+	for _, s := range reg.Stages() {
+		Context(s.Name, Label(reg.Labels(s.Name)...), func() {
 			s.Spec(context.Background(), func() *suites.Env { return env })
 		})
 	}

@@ -100,7 +100,16 @@ func collect(ctx context.Context, env *Env, root string) (*Findings, error) {
 			mu.Unlock()
 		}(c)
 	}
-	if s := env.VSphere(); s != nil {
+	s := env.VSphere()
+	if s == nil && env.Config != nil && !env.Config.VSphere.Simulator && env.Config.VSphere.Server != "" {
+		// The ova stage did not run (FOCUS=move): log in for the inventory,
+		// tasks and events anyway; a failed login is a collection failure.
+		var err error
+		if s, err = vsphereSession(ctx, env, env.Interval(ScopeArtifacts, "connect")); err != nil {
+			w.Fail("vsphere", err)
+		}
+	}
+	if s != nil {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -27,7 +27,7 @@ var Bootstrap = Stage{
 			cfg := e.Config
 			iv := func(k string) config.Interval { return e.Interval("bootstrap", k) }
 			return BootstrapSpecInput{Env: e, Name: cfg.Clusters.Bootstrap.Name, NodeImage: cfg.Clusters.Bootstrap.NodeImage,
-				Images: images(cfg), ClusterctlConfigPath: cfg.Clusterctl.ConfigPath, Providers: providersOf(cfg),
+				Images: images(cfg), ClusterctlConfigPath: e.ClusterctlConfig(""), Providers: providersOf(cfg),
 				Timeouts: bootstrap.Timeouts{Create: iv("create-kind"), NodesReady: iv("wait-kind-nodes"),
 					LoadImages: iv("load-images"), Init: iv("init-providers"), ProvidersReady: iv("wait-providers")}}
 		})

@@ -3,14 +3,19 @@ package suites
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/providers"
+	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/stages"
 )
 
@@ -46,11 +51,18 @@ type ClusterSpecInput struct {
 	Timeouts clusters.ProvisionTimeouts
 	// PostCreate runs once the cluster is Available with its addons.
 	PostCreate func(ctx context.Context, c *clusters.Cluster)
+	// Preflight runs before anything is created (CAPV: the template to clone exists).
+	Preflight func(ctx context.Context) error
+	// Customize edits the generated objects before they are applied.
+	Customize func(objs []*unstructured.Unstructured) error
+	// StopAfter and StopReason: a rehearsal against a stand-in vCenter stops
+	// the stage (status stopped) once the Machines are provisioned.
+	StopAfter, StopReason string
 }
 
 // clusterIntervals are the interval keys of a cluster stage; management adds
 // the provider keys.
-var clusterIntervals = []string{"apply", "wait-api", "apply-cni", "wait-control-plane", "wait-machines", "wait-nodes",
+var clusterIntervals = []string{"connect", "apply", "wait-api", "apply-cni", "wait-control-plane", "wait-machines", "wait-nodes",
 	"wait-cluster", "load-images", "apply-kapp-controller", "wait-kapp-controller", "wait-kapp-apiservice", "install-packages"}
 
 // clusterTimeouts maps a cluster stage's interval keys onto Provision's
@@ -79,7 +91,18 @@ func clusterStage(def stages.Definition, role, holderRole string, spec func(*con
 	if management {
 		def.Intervals = append([]string{"init-providers", "wait-providers"}, clusterIntervals...)
 	}
-	return Stage{Definition: def, Cleanup: capiClusterCleanup,
+	cleanupOf := capiClusterCleanup
+	if management {
+		// One vCenter leak check covers every cluster of the run.
+		cleanupOf = func(o CleanupOptions) StageCleanup {
+			sc := capiClusterCleanup(o)
+			if o.VSphere != nil {
+				sc.LeakChecks = append(sc.LeakChecks, vcenterLeakCheck(o))
+			}
+			return sc
+		}
+	}
+	return Stage{Definition: def, Cleanup: cleanupOf,
 		Spec: func(ctx context.Context, env func() *Env) {
 			ClusterSpec(ctx, func() ClusterSpecInput {
 				e := env()
@@ -92,9 +115,26 @@ func clusterStage(def stages.Definition, role, holderRole string, spec func(*con
 func clusterInput(env *Env, stage, role, holderRole string, spec config.WorkloadCluster, management bool) ClusterSpecInput {
 	cfg := env.Config
 	in := ClusterSpecInput{Env: env, Stage: stage, Role: role, Holder: env.Cluster(holderRole), HolderRole: holderRole, Cluster: spec,
-		InfrastructureProvider: infraProvider(cfg), ClusterctlConfigPath: cfg.Clusterctl.ConfigPath,
+		InfrastructureProvider: infraProvider(cfg), ClusterctlConfigPath: env.ClusterctlConfig(role),
 		CNIManifest: cfg.Addons.CNIManifest, KappControllerManifest: cfg.Addons.KappControllerManifest,
-		Images: images(cfg), Timeouts: clusterTimeouts(env, stage, management)}
+		Images: images(cfg), Timeouts: clusterTimeouts(env, stage, management),
+		StopAfter: cfg.Rehearsal.StopAfter, StopReason: cfg.Rehearsal.Reason}
+	if cfg.UsesCAPV() {
+		in.Customize = clusters.CAPVCustomize(cfg.VSphere.CustomVMXKeys)
+		if !cfg.VSphere.Simulator {
+			tmpl, _ := cfg.TemplateFor(spec.KubernetesVersion)
+			in.Preflight = func(ctx context.Context) error {
+				s, err := vsphereSession(ctx, env, env.Interval(stage, "connect"))
+				if err != nil {
+					return err
+				}
+				if err := s.CheckTemplate(ctx, placementOf(cfg), tmpl); err != nil {
+					return fmt.Errorf("CAPV would clone %s for the %s cluster: %w", tmpl, role, err)
+				}
+				return nil
+			}
+		}
+	}
 	if management {
 		p := providersOf(cfg)
 		in.Providers = &p
@@ -110,9 +150,44 @@ func clusterInput(env *Env, stage, role, holderRole string, spec config.Workload
 
 // capiClusterCleanup deletes Cluster API clusters through the cluster that
 // manages them (or removes their node containers when it does not answer).
+// On vSphere the management stage adds a leak check that asks vCenter for
+// VMs of the run's clusters: the Docker leak checks cannot see them.
 func capiClusterCleanup(o CleanupOptions) StageCleanup {
 	return StageCleanup{Deleters: map[string]cleanup.Deleter{
 		clusters.ResourceKind: clusters.Deleter(o.ClusterTimeout, o.Interval, o.Progress, o.Prefix)}}
+}
+
+// vcenterLeakCheck lists the VMs in the run's vCenter folder named after
+// the run's Cluster API clusters ("nothing left" only when vCenter agrees).
+func vcenterLeakCheck(o CleanupOptions) cleanup.LeakCheck {
+	return func(ctx context.Context, s *run.State) ([]string, string, error) {
+		var names []string
+		for n := range node.NamesOf(s, clusters.ResourceKind) {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		checked := fmt.Sprintf("vCenter folder %s: VMs named after %s", o.Placement.Folder, strings.Join(names, ", "))
+		if len(names) == 0 {
+			return nil, checked, nil
+		}
+		sess, err := o.VSphere(ctx)
+		if err != nil {
+			return nil, checked, fmt.Errorf("vCenter leak check: %w", err)
+		}
+		vms, err := sess.ClusterVMs(ctx, o.Placement, names)
+		if err != nil {
+			return nil, checked, fmt.Errorf("vCenter leak check: %w", err)
+		}
+		var leaks []string
+		for _, vm := range vms {
+			if vm.Template {
+				continue
+			}
+			leaks = append(leaks, fmt.Sprintf("VM %s (%s, %s, ip %s): govc vm.destroy -vm.ipath '%s/%s'",
+				vm.Name, vm.Ref, vm.PowerState, dash(vm.IPAddress), o.Placement.Folder, vm.Name))
+		}
+		return leaks, checked, nil
+	}
 }
 
 func (in ClusterSpecInput) stage() (*Env, string) { return in.Env, in.Stage }
@@ -135,6 +210,11 @@ func ClusterSpec(_ context.Context, inputGetter func() ClusterSpecInput) {
 				if input.Holder == nil {
 					return errNoCluster(input.HolderRole)
 				}
+				if input.Preflight != nil {
+					if err := input.Preflight(ctx); err != nil {
+						return fmt.Errorf("before creating the %s cluster: %w", input.Role, err)
+					}
+				}
 				c, steps, err := provision(ctx, env, input)
 				StepEntries(env, input.Stage, steps)
 				if err != nil {
@@ -148,4 +228,11 @@ func ClusterSpec(_ context.Context, inputGetter func() ClusterSpecInput) {
 			Reattach: func(ctx context.Context) error { return attachCluster(ctx, env, input.Role) },
 		}
 	})
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

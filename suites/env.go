@@ -213,6 +213,18 @@ func (e *Env) KubeconfigPath(cluster string) string {
 	return filepath.Join(e.KubeconfigDir, cluster+".kubeconfig")
 }
 
+// ClusterctlConfig is the run-local clusterctl config file clusterctl reads
+// for a cluster role ("" for `clusterctl init` of the bootstrap cluster and
+// for move): the profile's clusterctl.configPath with the variables for
+// that role (config.ClusterctlVariables). NewEnv writes them.
+func (e *Env) ClusterctlConfig(role string) string {
+	name := "clusterctl.yaml"
+	if role != "" {
+		name = "clusterctl-" + role + ".yaml"
+	}
+	return filepath.Join(e.KubeconfigDir, name)
+}
+
 // Printf writes a progress line.
 func (e *Env) Printf(format string, args ...any) {
 	fmt.Fprintf(e.Out, format+"\n", args...)

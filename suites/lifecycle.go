@@ -51,6 +51,7 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cl
 			Role: in.Role, ManagementKubeconfig: in.Holder.Kubeconfig, ClusterctlConfigPath: in.ClusterctlConfigPath,
 			CNIManifest: in.CNIManifest, KubeconfigPath: env.KubeconfigPath(spec.Name),
 			State: env.State, CreatedBy: in.Stage, Progress: env.Out, Prefix: "[" + in.Stage + "]",
+			Customize: in.Customize, StopAfter: in.StopAfter, StopReason: in.StopReason,
 		},
 		Images: in.Images, KappControllerManifest: in.KappControllerManifest, PostAddons: in.PostAddons,
 		Timeouts: in.Timeouts,

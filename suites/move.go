@@ -24,7 +24,7 @@ var Move = Stage{
 			e := env()
 			iv := func(k string) config.Interval { return e.Interval("move", k) }
 			return MoveSpecInput{Env: e, From: e.Cluster(RoleBootstrap), To: e.Cluster(RoleManagement),
-				ClusterctlConfigPath: e.Config.Clusterctl.ConfigPath,
+				ClusterctlConfigPath: e.ClusterctlConfig(""),
 				Timeouts: move.Timeouts{PreCheck: iv("pre-check"), SettleBefore: iv("settle-before"), Discovery: iv("discovery"),
 					Move: iv("move"), PostCheck: iv("post-check"), Reconcile: iv("reconcile"), SettleAfter: iv("settle-after")},
 				DeleteKind: iv("delete-kind").Timeout}

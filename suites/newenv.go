@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/redact"
 	"github.com/tkg-e2e/harness/framework/run"
@@ -54,6 +55,8 @@ func NewEnv(o EnvOptions) (*Env, error) {
 		return env, fmt.Errorf("the harness config is not valid:\n%w", err)
 	}
 	env.Config = cfg
+	// Some needs hold on one profile only (CAPV clusters need the ova stage).
+	env.Registry = o.Registry.ForProfile(cfg.Profile)
 	env.Redactor.Add(cfg.Secrets()...)
 
 	if o.Resume {
@@ -71,6 +74,14 @@ func NewEnv(o EnvOptions) (*Env, error) {
 	env.KubeconfigDir = filepath.Join(base, "tkg-e2e", env.State.RunID)
 	if err := os.MkdirAll(env.KubeconfigDir, 0o700); err != nil {
 		return env, fmt.Errorf("cannot create the kubeconfig folder %s: %w", env.KubeconfigDir, err)
+	}
+	// The profile's variables reach clusterctl through run-local config
+	// files (they can hold the vCenter password: 0600, beside the
+	// kubeconfigs, removed with them).
+	for _, role := range []string{"", RoleManagement, RoleWorkload} {
+		if err := clusters.WriteClusterctlConfig(env.ClusterctlConfig(role), cfg.Clusterctl.ConfigPath, cfg.ClusterctlVariables(role)); err != nil {
+			return env, err
+		}
 	}
 	return env, nil
 }

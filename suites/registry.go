@@ -11,6 +11,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/stages"
+	"github.com/tkg-e2e/harness/framework/vsphere"
 )
 
 // Lifecycle is the lifecycle suite, in run order. Adding a stage is one file
@@ -22,12 +23,14 @@ var Lifecycle = MustRegistry(TeardownScopes,
 // TeardownScopes are the interval scopes SuiteTeardown reads; every suite's
 // registry carries them.
 var TeardownScopes = []stages.Scope{
-	{Name: ScopeCleanup, Intervals: []string{"delete-cluster", "delete-kind"}},
-	{Name: ScopeArtifacts, Intervals: []string{"collect"}},
+	{Name: ScopePreflight, Intervals: []string{"connect"}},
+	{Name: ScopeCleanup, Intervals: []string{"delete-cluster", "delete-kind", "connect"}},
+	{Name: ScopeArtifacts, Intervals: []string{"collect", "connect"}},
 }
 
 // Interval scopes of the teardown steps, which are not stages.
 const (
+	ScopePreflight = "preflight"
 	ScopeCleanup   = "cleanup"
 	ScopeArtifacts = "artifacts"
 )
@@ -55,6 +58,11 @@ type CleanupOptions struct {
 	Interval                    time.Duration
 	Progress                    io.Writer
 	Prefix                      string
+	// VSphere, when the clusters are VMs in a vCenter (CAPV), opens a
+	// session for the vCenter-side leak check; Placement says where the
+	// run's VMs are. Nil on the local profile (CAPD's nodes are containers).
+	VSphere   func(ctx context.Context) (*vsphere.Session, error)
+	Placement vsphere.Placement
 }
 
 // StageCleanup is a stage's part of the cleanup.
@@ -111,6 +119,29 @@ func MustRegistry(scopes []stages.Scope, ss ...Stage) *Registry {
 		panic(err)
 	}
 	return r
+}
+
+// ForProfile returns the registry as it applies to a profile: each stage's
+// ProfileNeeds for it become needs (with their labels, closures and skip
+// reasons). The registry itself when no stage has any.
+func (r *Registry) ForProfile(profile string) *Registry {
+	defs := make([]stages.Definition, len(r.stages))
+	for i, s := range r.stages {
+		defs[i] = s.Definition
+	}
+	defs, changed := stages.WithProfileNeeds(defs, profile)
+	if !changed {
+		return r
+	}
+	ss := slices.Clone(r.stages)
+	for i := range ss {
+		ss[i].Definition = defs[i]
+	}
+	out, err := NewRegistry(r.Scopes(), ss...)
+	if err != nil {
+		panic(fmt.Sprintf("stage registry for profile %s: %v", profile, err))
+	}
+	return out
 }
 
 // Stages returns the stages in run order.

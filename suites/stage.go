@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/run"
 )
 
@@ -38,6 +39,9 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 	for _, dep := range env.Registry.Needs(name) {
 		if !env.External && !env.State.Passed(dep) {
 			msg := fmt.Sprintf("stage %s needs %s, which did not pass in this run", name, dep)
+			if rec, ok := env.State.Stage(dep); ok && rec.Status == run.StatusStopped {
+				msg = fmt.Sprintf("stage %s needs %s, which stopped at the rehearsal limit", name, dep)
+			}
 			_ = env.State.EndStage(name, run.StatusSkipped, msg)
 			Skip(msg)
 		}
@@ -67,6 +71,15 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 	start := time.Now()
 	env.Printf("[%s] started", name)
 	err := f.Run(ctx)
+	var stopped *clusters.StoppedError
+	if errors.As(err, &stopped) {
+		msg := env.Redactor.String(err.Error())
+		_ = env.State.EndStage(name, run.StatusStopped, msg)
+		secs := time.Since(start).Seconds()
+		AddReportEntry("stage", run.StageTiming{Stage: name, Status: run.StatusStopped, Started: start, Seconds: secs})
+		env.Printf("[%s] stopped in %.1fs: %s", name, secs, msg)
+		Skip(fmt.Sprintf("stage %s %s", name, msg))
+	}
 	status := run.StatusPassed
 	msg := ""
 	if err != nil {

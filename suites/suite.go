@@ -8,10 +8,14 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/tkg-e2e/harness/framework/cleanup"
+	"github.com/tkg-e2e/harness/framework/vsphere"
 )
 
-// SuiteSetup runs at the end of BeforeSuite, once NewEnv built the Env.
-func SuiteSetup(_ context.Context, env *Env) {
+// SuiteSetup runs at the end of BeforeSuite, once NewEnv built the Env. On a
+// profile whose clusters are CAPV VMs it checks the vCenter first: login
+// (thumbprint, password) and every object of the placement, so a wrong
+// value fails here, naming it, before any cluster exists.
+func SuiteSetup(ctx context.Context, env *Env) error {
 	env.Printf("run %s: profile %s, artifacts in %s", env.State.RunID, env.Config.Profile, env.ArtifactFolder)
 	env.Printf("kubeconfigs (outside the artifacts, they hold keys): %s", env.KubeconfigDir)
 	if env.Resume {
@@ -20,6 +24,17 @@ func SuiteSetup(_ context.Context, env *Env) {
 			env.Printf("[resume] state lists %s %s/%s (%s)", r.Kind, r.Namespace, r.Name, r.State)
 		}
 	}
+	if env.Config.UsesCAPV() && !env.Config.VSphere.Simulator {
+		s, err := vsphereSession(ctx, env, env.Interval(ScopePreflight, "connect"))
+		if err != nil {
+			return fmt.Errorf("preflight: vCenter %s: %w", env.Config.VSphere.Server, err)
+		}
+		if _, err := s.Resolve(ctx, placementOf(env.Config)); err != nil {
+			return fmt.Errorf("preflight: vCenter %s: %w\nFix: correct the vsphere section (or the VSPHERE_* variables) of the profile", env.Config.VSphere.Server, err)
+		}
+		env.Printf("[preflight] vCenter %s: logged in; datacenter, folder, datastore, pool and network found", env.Config.VSphere.Server)
+	}
+	return nil
 }
 
 // SuiteTeardown collects artifacts while everything still exists, then deletes
@@ -49,8 +64,14 @@ func SuiteTeardown(ctx context.Context, env *Env) {
 		return
 	}
 	cluster, kind := env.Interval(ScopeCleanup, "delete-cluster"), env.Interval(ScopeCleanup, "delete-kind")
-	in := env.Registry.Cleanup(CleanupOptions{State: env.State, ClusterTimeout: cluster.Timeout, KindTimeout: kind.Timeout,
-		Interval: cluster.Poll, Progress: env.Out, Prefix: "[cleanup]"})
+	o := CleanupOptions{State: env.State, ClusterTimeout: cluster.Timeout, KindTimeout: kind.Timeout,
+		Interval: cluster.Poll, Progress: env.Out, Prefix: "[cleanup]"}
+	if env.Config != nil && env.Config.UsesCAPV() && !env.Config.VSphere.Simulator {
+		connect := env.Interval(ScopeCleanup, "connect")
+		o.VSphere = func(ctx context.Context) (*vsphere.Session, error) { return vsphereSession(ctx, env, connect) }
+		o.Placement = placementOf(env.Config)
+	}
+	in := env.Registry.Cleanup(o)
 	if err := cleanup.All(ctx, in); err != nil {
 		Fail(env.Redactor.String(fmt.Sprintf("cleanup: %v\nThe state file %s lists what may remain, with the commands to delete it.", err, env.State.Path())))
 	}

@@ -7,7 +7,6 @@ package bootstrap
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
@@ -62,19 +61,17 @@ type Result struct {
 
 func (r *Result) String() string { return r.Steps.String() }
 
-// Bootstrap creates the kind bootstrap cluster (docker socket mounted for
-// CAPD), loads the images, runs `clusterctl init` with cert-manager, core,
+// Bootstrap creates the kind bootstrap cluster (docker socket mounted only
+// when CAPD is among the providers), loads the images (if any: without them
+// the node pulls), runs `clusterctl init` with cert-manager, core,
 // kubeadm bootstrap and control plane and the infrastructure providers, and
 // waits for every provider Deployment to be Available.
 func Bootstrap(ctx context.Context, in Input) (*Result, error) {
-	if len(in.Images) == 0 {
-		return nil, fmt.Errorf("bootstrap.Bootstrap: invalid input: Images is empty (the CAPD, CAPI and cert-manager images must be loaded: pass the config's images)")
-	}
 	res := &Result{}
 	var err error
 	if err = res.Steps.Time("kind-create", func() error {
 		res.Cluster, err = kind.Create(ctx, kind.CreateInput{
-			Name: in.Name, NodeImage: in.NodeImage, KubeconfigPath: in.KubeconfigPath, MountDockerSocket: true,
+			Name: in.Name, NodeImage: in.NodeImage, KubeconfigPath: in.KubeconfigPath, MountDockerSocket: in.Providers.Has("docker"),
 			State: in.State, CreatedBy: in.CreatedBy, Timeout: in.Timeouts.Create.Timeout, NodesReady: in.Timeouts.NodesReady,
 			Progress: in.Progress, Prefix: in.Prefix,
 		})
@@ -82,12 +79,15 @@ func Bootstrap(ctx context.Context, in Input) (*Result, error) {
 	}); err != nil {
 		return res, err
 	}
-	if err = res.Steps.Time("load-images", func() error {
-		res.Images, err = node.LoadImages(ctx, node.LoadImagesInput{ClusterName: in.Name, Images: in.Images, Pull: in.PullImages,
-			Timeout: in.Timeouts.LoadImages.Timeout, Progress: in.Progress, Prefix: in.Prefix})
-		return err
-	}); err != nil {
-		return res, err
+	// No images means the node pulls them (a machine with registry access).
+	if len(in.Images) > 0 {
+		if err = res.Steps.Time("load-images", func() error {
+			res.Images, err = node.LoadImages(ctx, node.LoadImagesInput{ClusterName: in.Name, Images: in.Images, Pull: in.PullImages,
+				Timeout: in.Timeouts.LoadImages.Timeout, Progress: in.Progress, Prefix: in.Prefix})
+			return err
+		}); err != nil {
+			return res, err
+		}
 	}
 	err = res.Steps.Time("clusterctl-init", func() error {
 		res.Providers, err = providers.Init(ctx, providers.InitInput{KubeconfigPath: in.KubeconfigPath, ClusterctlConfigPath: in.ClusterctlConfigPath,

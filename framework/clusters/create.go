@@ -15,6 +15,8 @@ import (
 	"io"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,9 +85,17 @@ type CreateInput struct {
 	KubeconfigPath string
 	State          *run.State
 	CreatedBy      string
-	Timeouts       CreateTimeouts
-	Progress       io.Writer
-	Prefix         string
+	// Customize, if set, edits the generated objects before they are applied
+	// (e.g. customVMXKeys on CAPV's machine templates).
+	Customize func(objs []*unstructured.Unstructured) error
+	// StopAfter is empty or StopAfterProvisioned (a rehearsal against a
+	// vCenter whose VMs boot nothing): Create then returns a *StoppedError
+	// with StopReason once the Machines are provisioned.
+	StopAfter  string
+	StopReason string
+	Timeouts   CreateTimeouts
+	Progress   io.Writer
+	Prefix     string
 }
 
 func (in *CreateInput) validate() error {
@@ -168,6 +178,11 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("generated template of %s: %w", in.Name, err)
 	}
+	if in.Customize != nil {
+		if err := in.Customize(objs); err != nil {
+			return nil, fmt.Errorf("customizing the generated template of %s: %w", in.Name, err)
+		}
+	}
 	res.Steps.Since("generate", start)
 
 	key := run.Resource{Kind: ResourceKind, Namespace: in.Namespace, Name: in.Name}.Key()
@@ -193,6 +208,13 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 		return res, err
 	}
 	res.Steps.Since("apply", start)
+
+	if in.StopAfter == StopAfterProvisioned {
+		start = time.Now()
+		err := waitProvisioned(ctx, mgmt, in, in.StopReason)
+		res.Steps.Since("machines-provisioned", start)
+		return res, err
+	}
 
 	start = time.Now()
 	wl, err := WaitAPI(ctx, WaitAPIInput{Management: mgmt, Namespace: in.Namespace, Name: in.Name, KubeconfigPath: in.KubeconfigPath,

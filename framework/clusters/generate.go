@@ -41,7 +41,9 @@ func (s Spec) validate() []string {
 	if !strings.HasPrefix(s.KubernetesVersion, "v") {
 		errs = append(errs, fmt.Sprintf("KubernetesVersion %q must look like v1.33.1", s.KubernetesVersion))
 	}
-	if s.Flavor == "" {
+	// CAPD has no default template, only its ClusterClass flavor; CAPV's
+	// default template is the empty flavor.
+	if short, _, _ := strings.Cut(s.InfrastructureProvider, ":"); s.Flavor == "" && (short == "docker" || short == "") {
 		errs = append(errs, "Flavor is empty (e.g. development for CAPD's ClusterClass quick-start)")
 	}
 	if s.ControlPlaneMachineCount < 1 || s.ControlPlaneMachineCount%2 == 0 {

@@ -23,6 +23,11 @@ type Machine struct {
 	ControlPlane bool
 	// Problem is the message of its first false condition, if any.
 	Problem string
+	// BootstrapReady: its bootstrap data exists (a worker's needs the
+	// control plane's API first). Provisioned: the infrastructure provider
+	// reports its VM or container provisioned. Addresses as reported.
+	BootstrapReady, Provisioned bool
+	Addresses                   []string
 }
 
 // Machines lists the Machines of a Cluster, sorted by name.
@@ -34,8 +39,15 @@ func Machines(ctx context.Context, c client.Client, namespace, cluster string) (
 	out := make([]Machine, 0, len(list.Items))
 	for _, m := range list.Items {
 		_, cp := m.Labels[clusterv1.MachineControlPlaneLabel]
+		var addrs []string
+		for _, a := range m.Status.Addresses {
+			addrs = append(addrs, a.Address)
+		}
 		out = append(out, Machine{Name: m.Name, UID: string(m.UID), Phase: m.Status.Phase, NodeName: m.Status.NodeRef.Name,
-			ProviderID: m.Spec.ProviderID, ControlPlane: cp, Problem: firstFalse(m.Status.Conditions)})
+			ProviderID: m.Spec.ProviderID, ControlPlane: cp, Problem: firstFalse(m.Status.Conditions),
+			BootstrapReady: m.Spec.Bootstrap.DataSecretName != nil,
+			Provisioned:    m.Status.Initialization.InfrastructureProvisioned != nil && *m.Status.Initialization.InfrastructureProvisioned,
+			Addresses:      addrs})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

@@ -39,6 +39,8 @@ type Config struct {
 	Packages Packages `yaml:"packages"`
 	// Artifacts tunes collection.
 	Artifacts Artifacts `yaml:"artifacts"`
+	// Rehearsal says how far the flow can go against a stand-in vCenter (vcsim).
+	Rehearsal Rehearsal `yaml:"rehearsal"`
 
 	// Source is the profile file this config was loaded from (absolute).
 	Source string `yaml:"-"`
@@ -90,6 +92,34 @@ type VSphere struct {
 	Datastore     string `yaml:"datastore"`
 	ResourcePool  string `yaml:"resourcePool"`
 	Network       string `yaml:"network"`
+	// StoragePolicy is CAPV's VSPHERE_STORAGE_POLICY; empty uses the datastore.
+	StoragePolicy string `yaml:"storagePolicy"`
+	// SSHAuthorizedKey is put on every node (CAPV's VSPHERE_SSH_AUTHORIZED_KEY).
+	SSHAuthorizedKey string `yaml:"sshAuthorizedKey"`
+	// CustomVMXKeys are set on every VM CAPV clones (VSphereMachineTemplate
+	// spec.template.spec.customVMXKeys), e.g. guestinfo keys or vcsim's
+	// RUN.container backing.
+	CustomVMXKeys map[string]string `yaml:"customVMXKeys"`
+	// NodeSSH, when set, lets the artifacts collect node logs over SSH.
+	NodeSSH NodeSSH `yaml:"nodeSSH"`
+}
+
+// NodeSSH is how the artifacts reach vSphere nodes (CAPV's default user is capv).
+type NodeSSH struct {
+	User    string `yaml:"user"`
+	KeyFile string `yaml:"keyFile"`
+}
+
+// Rehearsal describes a stand-in vCenter whose VMs run no guest OS (vcsim):
+// cluster stages stop, classified, once a real vCenter would boot the nodes.
+type Rehearsal struct {
+	// StopAfter is empty (a real vCenter: run everything) or "provisioned":
+	// stop a cluster stage once every Machine that can be provisioned before
+	// its control plane answers has a cloned, powered-on VM with an IP and a
+	// providerID.
+	StopAfter string `yaml:"stopAfter"`
+	// Reason is quoted in the stop message and the summary.
+	Reason string `yaml:"reason"`
 }
 
 // OVAStage configures the ova stage.
@@ -143,6 +173,9 @@ type WorkloadCluster struct {
 	KubernetesVersion        string `yaml:"kubernetesVersion"`
 	ControlPlaneMachineCount int    `yaml:"controlPlaneMachineCount"`
 	WorkerMachineCount       int    `yaml:"workerMachineCount"`
+	// Variables are clusterctl variables for this cluster only, over the
+	// profile's (e.g. its own CONTROL_PLANE_ENDPOINT_IP).
+	Variables map[string]string `yaml:"variables"`
 }
 
 // Addons are manifests (path or URL) applied to created clusters.

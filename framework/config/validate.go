@@ -118,6 +118,7 @@ func (c *Config) validate(idx nodeIndex) Problems {
 	probs = append(probs, c.validateVSphere(add)...)
 	c.validateOVAs(add)
 	c.validateClusters(add)
+	c.validateCAPV(add)
 
 	c.checkFileOrURL(add, "addons.cniManifest", c.Addons.CNIManifest, c.Profile == "local", "CNI_MANIFEST")
 	c.checkFileOrURL(add, "addons.kappControllerManifest", c.Addons.KappControllerManifest, false, "KAPP_CONTROLLER_MANIFEST")

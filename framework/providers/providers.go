@@ -41,6 +41,16 @@ type Providers struct {
 	Infrastructure []string
 }
 
+// Has says whether name (without a version) is one of the infrastructure providers.
+func (p Providers) Has(name string) bool {
+	for _, i := range p.Infrastructure {
+		if short, _, _ := strings.Cut(i, ":"); short == name {
+			return true
+		}
+	}
+	return false
+}
+
 // WithDefaults fills the kubeadm-based defaults clusterctl uses on a first init.
 func (p Providers) WithDefaults() Providers {
 	if p.Core == "" {

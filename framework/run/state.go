@@ -26,6 +26,10 @@ const (
 	StatusSkipped = "skipped"
 	// StatusReused marks a stage that passed in an earlier run and was re-attached with RESUME=1.
 	StatusReused = "reused"
+	// StatusStopped marks a stage that stopped on purpose at a known limit
+	// of a rehearsal (a stand-in vCenter whose VMs boot nothing): neither
+	// passed nor failed; the stages after it do not run.
+	StatusStopped = "stopped"
 )
 
 // StageRecord is what the state file says about one stage.

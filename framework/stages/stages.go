@@ -44,6 +44,9 @@ type Definition struct {
 	Name string
 	// Needs are the stages that must pass before this one runs.
 	Needs []string
+	// ProfileNeeds are more needs on one profile only (Registry.ForProfile),
+	// e.g. CAPV clusters clone the template the ova stage imports.
+	ProfileNeeds map[string][]string
 	// Intervals are the interval keys the stage looks up, each resolved as
 	// "<Name>/<key>" with a "default/<key>" fallback. One key per wait.
 	Intervals []string
@@ -111,6 +114,22 @@ func MustRegistry(defs []Definition, scopes ...Scope) *Registry {
 		panic(err)
 	}
 	return r
+}
+
+// Scopes returns the interval scopes that are not stages.
+func (r *Registry) Scopes() []Scope { return slices.Clone(r.scopes) }
+
+// WithProfileNeeds returns the definitions with each one's ProfileNeeds for
+// profile added to its Needs, and whether any changed.
+func WithProfileNeeds(defs []Definition, profile string) ([]Definition, bool) {
+	out, changed := slices.Clone(defs), false
+	for i, d := range out {
+		if extra := d.ProfileNeeds[profile]; len(extra) > 0 {
+			out[i].Needs = append(slices.Clone(d.Needs), extra...)
+			changed = true
+		}
+	}
+	return out, changed
 }
 
 // Names returns the stage names in run order.

@@ -107,10 +107,19 @@ func plan(args []string, stdout, stderr io.Writer) int {
 	sel := fs.String("stages", "", "space-separated stage names (empty: all)")
 	focus := fs.String("focus", "", "make e2e's FOCUS: stage names plan their closure, a regex plans every stage")
 	verbose := fs.Bool("v", false, "one line per stage with its needs, interval keys and what it does")
+	cfgPath := fs.String("config", "", "profile whose extra needs apply (e.g. CAPV clusters need ova); empty: none")
+	overrides := fs.String("overrides", "", "comma-separated override files of -config")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	reg := suites.Lifecycle
+	if *cfgPath != "" {
+		var ov []string
+		if *overrides != "" {
+			ov = strings.Split(*overrides, ",")
+		}
+		reg = reg.ForProfile(config.PeekProfile(*cfgPath, ov))
+	}
 	names := strings.Fields(*sel)
 	if words := focusStages(*focus); len(words) > 0 {
 		names = words

@@ -36,6 +36,8 @@ func (c Classification) String() string {
 // Evidence is what the rules look at.
 type Evidence struct {
 	Passed bool
+	// Stopped: nothing failed and a stage stopped at a rehearsal limit.
+	Stopped bool
 	Stage  string
 	// StageCategory is the failing stage's category from the stage registry;
 	// empty when the failure happened outside any registered stage.
@@ -86,6 +88,9 @@ var interruptedRe = regexp.MustCompile(`(?i)interrupted by user|^interrupted: `)
 
 var rules = []rule{
 	{"passed", None, func(e Evidence) (string, bool) { return "the run passed", e.Passed }},
+	{"rehearsal-limit", None, func(e Evidence) (string, bool) {
+		return "nothing failed; stage " + orNone(e.Stage) + " stopped where the stand-in vCenter cannot go further: " + firstLineOf(e.Message), e.Stopped
+	}},
 	// An interrupted run did not fail on its own: say so before any evidence
 	// the interruption itself left (half-created Machines) is read as a cause.
 	{"interrupted", Harness, func(e Evidence) (string, bool) {

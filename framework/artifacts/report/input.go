@@ -62,6 +62,8 @@ type Failure struct {
 const (
 	VerdictPassed = "PASSED"
 	VerdictFailed = "FAILED"
+	// VerdictStopped: nothing failed, and a stage stopped at a rehearsal limit.
+	VerdictStopped = "STOPPED AT REHEARSAL LIMIT"
 )
 
 // outcome is what every report states first.
@@ -128,6 +130,17 @@ func (in Input) outcome() outcome {
 	default:
 		o.Why = "nothing ran: no stage was recorded, no suite report was given and no error was passed in, so there is no evidence that the run passed"
 	}
+	if o.Verdict == VerdictPassed {
+		for _, s := range stages {
+			if s.Status == run.StatusStopped {
+				o.Verdict, o.Stage = VerdictStopped, s.Stage
+				if rec, ok := in.State.Stage(s.Stage); ok {
+					o.Message = rec.Message
+				}
+				break
+			}
+		}
+	}
 	if o.Verdict == VerdictFailed && o.Stage == "" {
 		o.Stage = "none (the run failed before any stage started)"
 	}
@@ -136,7 +149,7 @@ func (in Input) outcome() outcome {
 		category, _ = in.StageCategory(o.Stage)
 	}
 	o.Classification = Classify(Evidence{
-		Passed: o.Verdict == VerdictPassed, Stage: o.Stage, StageCategory: category, Message: o.Message,
+		Passed: o.Verdict == VerdictPassed, Stopped: o.Verdict == VerdictStopped, Stage: o.Stage, StageCategory: category, Message: o.Message,
 		Clusters: in.Clusters, VSphere: in.VSphere, NothingRan: len(stages) == 0 && len(in.Clusters) == 0,
 	})
 	return o
@@ -145,7 +158,7 @@ func (in Input) outcome() outcome {
 func allPassed(stages []run.StageTiming) bool {
 	for _, s := range stages {
 		switch s.Status {
-		case run.StatusPassed, run.StatusReused, run.StatusSkipped:
+		case run.StatusPassed, run.StatusReused, run.StatusSkipped, run.StatusStopped:
 		default:
 			return false
 		}

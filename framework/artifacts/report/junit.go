@@ -75,13 +75,16 @@ func SyntheticSuite(in Input) types.Report {
 					spec.Failure = types.Failure{Message: rec.Message}
 				}
 				stageFailed = true
-			case run.StatusSkipped:
+			case run.StatusSkipped, run.StatusStopped:
 				spec.State = types.SpecStateSkipped
+				if rec, ok := in.State.Stage(s.Stage); ok {
+					spec.Failure = types.Failure{Message: rec.Message}
+				}
 			}
 			r.SpecReports = append(r.SpecReports, spec)
 		}
 	}
-	if o.Verdict != VerdictPassed && !stageFailed {
+	if o.Verdict != VerdictPassed && o.Verdict != VerdictStopped && !stageFailed {
 		msg := o.Message
 		if msg == "" {
 			msg = o.Why

@@ -23,7 +23,11 @@ func summary(in Input, o outcome, items []artifacts.ItemRecord) string {
 	}
 	fmt.Fprintf(&b, "# %s: %s\n\n", title, o.Verdict)
 	fmt.Fprintf(&b, "- **Verdict:** %s\n", o.Verdict)
-	if o.Verdict != VerdictPassed {
+	switch o.Verdict {
+	case VerdictPassed:
+	case VerdictStopped:
+		fmt.Fprintf(&b, "- **Stopped stage:** %s (the stages after it did not run)\n", o.Stage)
+	default:
 		fmt.Fprintf(&b, "- **Failing stage:** %s\n", o.Stage)
 	}
 	fmt.Fprintf(&b, "- **Classification:** %s\n", o.Classification)
@@ -38,7 +42,11 @@ func summary(in Input, o outcome, items []artifacts.ItemRecord) string {
 	}
 
 	if o.Message != "" {
-		b.WriteString("\n## Failure\n\n")
+		if o.Verdict == VerdictStopped {
+			b.WriteString("\n## Stopped\n\n")
+		} else {
+			b.WriteString("\n## Failure\n\n")
+		}
 		b.WriteString(codeBlock(o.Message))
 		if o.Location != "" {
 			fmt.Fprintf(&b, "\nat `%s`\n", o.Location)

@@ -1,0 +1,161 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// ProviderVSphere is the clusterctl name of CAPV.
+const ProviderVSphere = "vsphere"
+
+// clusterctlFills are the variables clusterctl sets itself from the cluster
+// spec (`clusterctl generate cluster` flags).
+var clusterctlFills = []string{"CLUSTER_NAME", "NAMESPACE", "KUBERNETES_VERSION", "CONTROL_PLANE_MACHINE_COUNT", "WORKER_MACHINE_COUNT"}
+
+// ClusterctlFills returns the variables clusterctl derives from the cluster spec.
+func ClusterctlFills() []string { return slices.Clone(clusterctlFills) }
+
+// UsesCAPV says whether the clusters are CAPV clusters.
+func (c *Config) UsesCAPV() bool {
+	for _, p := range c.Clusterctl.InfrastructureProviders {
+		if name, _, _ := strings.Cut(p, ":"); name == ProviderVSphere {
+			return true
+		}
+	}
+	return false
+}
+
+// ClusterctlVariables are the variables clusterctl renders the role's
+// cluster template with: the profile's variables; with CAPV, the VSPHERE_*
+// values taken from the vsphere section (one source of truth: the harness
+// and CAPV talk to the same vCenter, folder and pool), VSPHERE_TEMPLATE from
+// the OVA the ova stage imports for the cluster's Kubernetes version, and
+// CPI_IMAGE_K8S_VERSION from that version; then the cluster's own variables.
+// The result holds the vCenter password: write it only to 0600 files outside
+// the artifacts.
+func (c *Config) ClusterctlVariables(role string) map[string]string {
+	out := maps.Clone(c.Variables)
+	if out == nil {
+		out = map[string]string{}
+	}
+	cl := c.cluster(role)
+	if c.UsesCAPV() {
+		v := c.VSphere
+		for k, val := range map[string]string{
+			"VSPHERE_SERVER": serverHost(v.Server), "VSPHERE_USERNAME": v.Username, "VSPHERE_PASSWORD": v.Password.Reveal(),
+			"VSPHERE_TLS_THUMBPRINT": v.TLSThumbprint, "VSPHERE_DATACENTER": v.Datacenter, "VSPHERE_DATASTORE": v.Datastore,
+			"VSPHERE_FOLDER": v.Folder, "VSPHERE_RESOURCE_POOL": v.ResourcePool, "VSPHERE_NETWORK": v.Network,
+			"VSPHERE_STORAGE_POLICY": v.StoragePolicy, "VSPHERE_SSH_AUTHORIZED_KEY": v.SSHAuthorizedKey,
+		} {
+			out[k] = val
+		}
+		if cl != nil {
+			if t, ok := c.TemplateFor(cl.KubernetesVersion); ok {
+				out["VSPHERE_TEMPLATE"] = t
+			}
+			if _, set := out["CPI_IMAGE_K8S_VERSION"]; !set {
+				out["CPI_IMAGE_K8S_VERSION"] = minorZero(cl.KubernetesVersion)
+			}
+		}
+	}
+	if cl != nil {
+		maps.Copy(out, cl.Variables)
+	}
+	return out
+}
+
+// TemplateFor returns the OVA template whose KUBERNETES_SEMVER is the
+// Kubernetes version (v1.33.1 matches v1.33.1+vmware.1).
+func (c *Config) TemplateFor(kubernetesVersion string) (string, bool) {
+	for _, o := range c.OVA.Images {
+		s := o.Properties["KUBERNETES_SEMVER"]
+		if s == kubernetesVersion || strings.HasPrefix(s, kubernetesVersion+"+") {
+			return o.Name, true
+		}
+	}
+	return "", false
+}
+
+func (c *Config) cluster(role string) *WorkloadCluster {
+	switch role {
+	case "management":
+		return &c.Clusters.Management
+	case "workload":
+		return &c.Clusters.Workload
+	}
+	return nil
+}
+
+// serverHost is what CAPV's VSPHERE_SERVER wants: host[:port], no scheme or /sdk.
+func serverHost(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return s
+}
+
+func minorZero(v string) string {
+	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	if len(parts) < 2 {
+		return v
+	}
+	return fmt.Sprintf("v%s.%s.0", parts[0], parts[1])
+}
+
+// validateCAPV checks what CAPV's cluster template needs beyond the vsphere
+// section (whose keys validateVSphere checks): a template imported by the ova
+// stage for each cluster's version, a control-plane endpoint of its own per
+// cluster, a CNI (CAPV's template ships none), no second VSPHERE_TEMPLATE.
+func (c *Config) validateCAPV(add func(key, msg, fix string)) {
+	switch c.Rehearsal.StopAfter {
+	case "", "provisioned":
+	default:
+		add("rehearsal.stopAfter", fmt.Sprintf("unknown value %q", c.Rehearsal.StopAfter), "leave it empty (a real vCenter) or write provisioned")
+	}
+	if !c.UsesCAPV() {
+		if len(c.VSphere.CustomVMXKeys) > 0 {
+			add("vsphere.customVMXKeys", "customVMXKeys apply to CAPV's machine templates, and the clusters are not CAPV clusters",
+				"remove it, or add vsphere to clusterctl.infrastructureProviders")
+		}
+		return
+	}
+	if _, set := c.Variables["VSPHERE_TEMPLATE"]; set {
+		add("variables.VSPHERE_TEMPLATE", "VSPHERE_TEMPLATE is derived from ova.images (the template the ova stage imports)",
+			"remove it; list the OVA under ova.images with KUBERNETES_SEMVER matching the clusters' kubernetesVersion")
+	}
+	if c.Addons.CNIManifest == "" {
+		add("addons.cniManifest", "CAPV's cluster template ships no CNI: nodes would stay NotReady",
+			"export CNI_MANIFEST or set addons.cniManifest to a CNI manifest (path or URL)")
+	}
+	endpoints := map[string]string{}
+	for _, role := range []string{"management", "workload"} {
+		cl := c.cluster(role)
+		key := "clusters." + role
+		if _, ok := c.TemplateFor(cl.KubernetesVersion); !ok {
+			var have []string
+			for _, o := range c.OVA.Images {
+				have = append(have, fmt.Sprintf("%s (%s)", o.Name, o.Properties["KUBERNETES_SEMVER"]))
+			}
+			add(key+".kubernetesVersion", fmt.Sprintf("no OVA in ova.images has KUBERNETES_SEMVER %s (have: %s)", cl.KubernetesVersion, strings.Join(have, ", ")),
+				"add the node OVA of that version to ova.images, or change the cluster's kubernetesVersion")
+		}
+		ep := c.ClusterctlVariables(role)["CONTROL_PLANE_ENDPOINT_IP"]
+		switch {
+		case ep == "":
+			add(key+".variables.CONTROL_PLANE_ENDPOINT_IP", "no CONTROL_PLANE_ENDPOINT_IP for the "+role+" cluster (CAPV's kube-vip serves the API on it)",
+				fmt.Sprintf("set clusters.%s.variables.CONTROL_PLANE_ENDPOINT_IP to a free IP of the VM network (the profile reads %s_CONTROL_PLANE_ENDPOINT_IP)", role, strings.ToUpper(role)))
+		case endpoints[ep] != "":
+			add(key+".variables.CONTROL_PLANE_ENDPOINT_IP", fmt.Sprintf("CONTROL_PLANE_ENDPOINT_IP %s is also the %s cluster's", ep, endpoints[ep]),
+				"give each cluster its own free IP")
+		default:
+			endpoints[ep] = role
+		}
+	}
+	if c.VSphere.SSHAuthorizedKey == "" {
+		add("vsphere.sshAuthorizedKey", "CAPV puts an SSH key on every node; none is set",
+			"export VSPHERE_SSH_AUTHORIZED_KEY (a public key, e.g. the content of ~/.ssh/id_ed25519.pub)")
+	}
+}
