@@ -10,5 +10,5 @@ import (
 var Management = clusterStage(stages.Definition{Name: "management", Needs: []string{"bootstrap"}, Category: stages.Provider,
 	// CAPV clones the template the ova stage imports (VSPHERE_TEMPLATE comes from ova.images).
 	ProfileNeeds: map[string][]string{"vsphere": {"ova"}},
-	Doc: "a Cluster API cluster from the bootstrap cluster, CNI, images, `clusterctl init`, kapp-controller"},
+	Doc:          "a Cluster API cluster from the bootstrap cluster, CNI, images, `clusterctl init`, kapp-controller"},
 	RoleManagement, RoleBootstrap, func(c *config.Config) config.WorkloadCluster { return c.Clusters.Management })

@@ -38,7 +38,7 @@ type Evidence struct {
 	Passed bool
 	// Stopped: nothing failed and a stage stopped at a rehearsal limit.
 	Stopped bool
-	Stage  string
+	Stage   string
 	// StageCategory is the failing stage's category from the stage registry;
 	// empty when the failure happened outside any registered stage.
 	StageCategory string
