@@ -111,3 +111,15 @@ func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	err = os.Rename(name, path)
 	return err
 }
+
+// CheckFresh says whether New would accept dir as the folder of a fresh run
+// (its lock is free and its state file, if any, lists nothing that may still
+// exist), without writing a state. It creates dir.
+func CheckFresh(dir string) (note string, err error) {
+	lock, err := acquireLock(dir, "")
+	if err != nil {
+		return "", err
+	}
+	defer lock.release()
+	return lock.note, checkReusable(dir)
+}
