@@ -97,7 +97,11 @@ func (s *State) CheckOwner(allowForeign bool) error {
 
 // Describe names the run for people: "run <id> (<folder>), created by <user> at <time>".
 func (s *State) Describe() string {
-	return fmt.Sprintf("run %s (%s), created by %s at %s", s.RunID, s.Dir(), s.RunOwner(), s.Started.Format(time.RFC3339))
+	at := "an unknown time"
+	if !s.Started.IsZero() {
+		at = s.Started.Format(time.RFC3339)
+	}
+	return fmt.Sprintf("run %s (%s), created by %s at %s", s.RunID, s.Dir(), s.RunOwner(), at)
 }
 
 // Resume opens the kept run in dir to re-attach to it: it takes the run's
