@@ -20,20 +20,20 @@ FOCUS            ?=##                          stage names (run them and what th
 SKIP             ?=##                          regex of spec names to skip
 LABELS           ?=##                          extra ginkgo label filter, e.g. '!slow'
 ARTIFACTS        ?=##                          run folder (default artifacts/<run-id>); with RESUME=1 the kept run
-RESUME           ?=##                          1: re-attach to stages that passed in ARTIFACTS' state.json
+RESUME           ?=##                          1: re-attach to stages that passed in ARTIFACTS' (default artifacts/latest) state.json
+RESUME_FOREIGN   ?=##                          1: let RESUME=1 attach to (and clean up) a run of another OS user
 SKIP_CLEANUP     ?=##                          1: keep everything the run created
 DRY_RUN          ?=##                          1: print the stages and specs that would run, run nothing
 GINKGO_ARGS      ?=##                          more ginkgo flags
 
-RUN_ID := $(shell date -u +%Y%m%d-%H%M%S)
-ifeq ($(ARTIFACTS),)
-ifeq ($(RESUME),1)
-ARTIFACTS := $(shell readlink -f artifacts/latest 2>/dev/null)
-else
-ARTIFACTS := $(ROOT)/artifacts/$(RUN_ID)
-endif
-endif
-override ARTIFACTS := $(abspath $(ARTIFACTS))
+# The run folder is picked by `harness prepare-run` in the e2e recipe: a new
+# artifacts/<run-id> (UTC time + a random short ID, created exclusively), or
+# ARTIFACTS (relative to this folder, or absolute), checked to be free (no
+# other process holds its lock, its state lists nothing that still exists);
+# with RESUME=1, ARTIFACTS or artifacts/latest, which must be your own run
+# (RESUME_FOREIGN=1 otherwise). artifacts/latest then points at it.
+PREPARE_RUN = $(HARNESS) prepare-run -root '$(ROOT)/artifacts' -artifacts '$(ARTIFACTS)' \
+  $(if $(filter 1,$(RESUME)),-resume) $(if $(filter 1,$(RESUME_FOREIGN)),-foreign)
 
 # FOCUS and LABELS become ginkgo flags through `harness select`, which reads
 # the stage registry (suites/registry.go): FOCUS made only of stage names is a
@@ -82,21 +82,26 @@ lint: ## gofmt and go vet
 .PHONY: e2e
 e2e: $(GINKGO) $(HARNESS) ## Run the lifecycle suite (FOCUS, SKIP, LABELS, CONFIG, ARTIFACTS, RESUME, SKIP_CLEANUP, DRY_RUN)
 ifeq ($(DRY_RUN),1)
-	@$(HARNESS) plan -focus '$(FOCUS)' -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)'
+	@$(HARNESS) validate -config '$(CONFIG)' -overrides '$(CONFIG_OVERRIDES)'
+	@$(if $(filter 1,$(RESUME)),$(PREPARE_RUN) -dry-run >/dev/null)
+	@$(HARNESS) plan -focus '$(FOCUS)' -config '$(CONFIG)' -overrides '$(CONFIG_OVERRIDES)'
 	@$(SELECT); $(GINKGO) --dry-run -v --no-color "$${sel[@]}" \
 	  $(if $(SKIP),--skip='$(SKIP)') ./e2e -- -e2e.config=$(abspath $(CONFIG)) -e2e.config-overrides='$(CONFIG_OVERRIDES)' \
 	  | grep -E '^(TKG lifecycle|Ran |Will run)' || true
 else
-	@$(HARNESS) validate -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)'
-	@mkdir -p $(ARTIFACTS) $(ROOT)/artifacts && ln -sfn $(ARTIFACTS) $(ROOT)/artifacts/latest
-	@echo "artifacts: $(ARTIFACTS)"
-	set -o pipefail; $(SELECT); $(GINKGO) -v --no-color --fail-on-empty --poll-progress-after=5m --poll-progress-interval=2m \
-	  --timeout=$$($(HARNESS) get timeout -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)') \
+	@$(HARNESS) validate -config '$(CONFIG)' -overrides '$(CONFIG_OVERRIDES)'
+	@set -eo pipefail; dir=$$($(PREPARE_RUN)); \
+	  mkdir -p '$(ROOT)/artifacts' && ln -sfn "$$dir" '$(ROOT)/artifacts/latest'; \
+	  echo "artifacts: $$dir"; \
+	  $(SELECT); set -x; \
+	  $(GINKGO) -v --no-color --fail-on-empty --poll-progress-after=5m --poll-progress-interval=2m \
+	  --timeout=$$($(HARNESS) get timeout -config '$(CONFIG)' -overrides '$(CONFIG_OVERRIDES)') \
 	  "$${sel[@]}" $(if $(SKIP),--skip='$(SKIP)') \
 	  $(GINKGO_ARGS) ./e2e -- \
 	  -e2e.config=$(abspath $(CONFIG)) -e2e.config-overrides='$(CONFIG_OVERRIDES)' \
-	  -e2e.artifacts-folder=$(ARTIFACTS) $(if $(filter 1,$(RESUME)),-e2e.resume) \
-	  $(if $(filter 1,$(SKIP_CLEANUP)),-e2e.skip-cleanup) 2>&1 | tee $(ARTIFACTS)/console.log
+	  -e2e.artifacts-folder="$$dir" $(if $(filter 1,$(RESUME)),-e2e.resume) \
+	  $(if $(filter 1,$(RESUME_FOREIGN)),-e2e.resume-foreign) \
+	  $(if $(filter 1,$(SKIP_CLEANUP)),-e2e.skip-cleanup) 2>&1 | tee $(if $(filter 1,$(RESUME)),-a) "$$dir/console.log"
 endif
 
 .PHONY: e2e-vsphere-sim
@@ -105,7 +110,7 @@ e2e-vsphere-sim: $(GINKGO) $(HARNESS) ## Rehearse CONFIG=config/vsphere.yaml aga
 
 .PHONY: clean-run
 clean-run: $(HARNESS) ## Delete what a kept run (ARTIFACTS=<run folder>) left behind, from its state.json
-	$(HARNESS) cleanup -artifacts $(ARTIFACTS)
+	$(HARNESS) cleanup -artifacts '$(ARTIFACTS)'
 
 .PHONY: testbed
 testbed: ## Prepare Docker and the offline images with ../shared/testbed (root)
@@ -122,7 +127,7 @@ WINDOWS_WORKLOAD_KUBECONFIG ?=##               make verify: kubeconfig of a Wind
 .PHONY: verify
 verify: $(GINKGO) $(HARNESS) ## Run placement and packages against existing clusters (MANAGEMENT_KUBECONFIG, WORKLOAD_KUBECONFIG, ...)
 	$(SELECT); $(GINKGO) -v --no-color --fail-on-empty "$${sel[@]}" ./e2e/verify -- \
-	  -e2e.config=$(abspath $(CONFIG)) -e2e.artifacts-folder=$(ARTIFACTS) \
+	  -e2e.config=$(abspath $(CONFIG)) $(if $(ARTIFACTS),-e2e.artifacts-folder=$(abspath $(ARTIFACTS))) \
 	  $(if $(MANAGEMENT_KUBECONFIG),-e2e.management-kubeconfig=$(abspath $(MANAGEMENT_KUBECONFIG))) \
 	  $(if $(WORKLOAD_KUBECONFIG),-e2e.workload-kubeconfig=$(abspath $(WORKLOAD_KUBECONFIG))) \
 	  $(if $(WINDOWS_WORKLOAD_KUBECONFIG),-e2e.windows-workload-kubeconfig=$(abspath $(WINDOWS_WORKLOAD_KUBECONFIG)))

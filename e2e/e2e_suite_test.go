@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/suites"
 )
 
@@ -22,6 +23,7 @@ var (
 	configOverride = flag.String("e2e.config-overrides", "", "comma-separated override files merged over the profile")
 	artifactFolder = flag.String("e2e.artifacts-folder", "", "run folder for state, logs and reports (default ../artifacts/<run-id>)")
 	resume         = flag.Bool("e2e.resume", false, "re-attach to the stages that passed in the kept run in -e2e.artifacts-folder")
+	resumeForeign  = flag.Bool("e2e.resume-foreign", false, "let -e2e.resume attach to a run another OS user started")
 	skipCleanup    = flag.Bool("e2e.skip-cleanup", false, "keep everything the run created; the state file says what remains")
 )
 
@@ -36,13 +38,13 @@ func TestE2E(t *testing.T) {
 var _ = BeforeSuite(func(ctx SpecContext) {
 	folder := *artifactFolder
 	if folder == "" {
-		folder = filepath.Join("..", "artifacts", time.Now().UTC().Format("20060102-150405"))
+		folder = filepath.Join("..", "artifacts", run.NewRunID())
 	}
 	overrides := overrideFiles()
 	var err error
 	// The env exists even when this fails, so AfterSuite can write reports.
 	env, err = suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: *configPath, Overrides: overrides,
-		ArtifactFolder: folder, Resume: *resume, SkipCleanup: *skipCleanup, Out: GinkgoWriter})
+		ArtifactFolder: folder, Resume: *resume, ResumeForeign: *resumeForeign, SkipCleanup: *skipCleanup, Out: GinkgoWriter})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(suites.SuiteSetup(ctx, env)).To(Succeed(), "preflight")
 })

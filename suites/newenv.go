@@ -23,8 +23,11 @@ type EnvOptions struct {
 	// ArtifactFolder is the run folder; created when missing.
 	ArtifactFolder string
 	// Resume loads the state of the kept run in ArtifactFolder instead of starting one.
-	Resume      bool
-	SkipCleanup bool
+	Resume bool
+	// ResumeForeign lets Resume attach to a run another OS user started
+	// (RESUME_FOREIGN=1; the environment variable works too).
+	ResumeForeign bool
+	SkipCleanup   bool
 	// External: the clusters come from elsewhere (make verify).
 	External bool
 	// Out receives progress (GinkgoWriter); the Env wraps it in the redactor.
@@ -59,13 +62,21 @@ func NewEnv(o EnvOptions) (*Env, error) {
 	env.Registry = o.Registry.ForProfile(cfg.Profile)
 	env.Redactor.Add(cfg.Secrets()...)
 
+	// Opening the run takes its lock for the life of the process: a second
+	// process on the same folder is told who has it.
 	if o.Resume {
-		env.State, err = run.Load(folder)
+		env.State, err = run.Resume(folder, o.ResumeForeign || os.Getenv("RESUME_FOREIGN") == "1")
 	} else {
 		env.State, err = run.New(folder, filepath.Base(folder), cfg.Profile, cfg.Source)
 	}
 	if err != nil {
 		return env, err
+	}
+	if note := env.State.LockNote(); note != "" {
+		env.Printf("note: %s", note)
+	}
+	if o.Resume {
+		env.Printf("resuming %s", env.State.Describe())
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {

@@ -72,6 +72,12 @@ func (r Resource) Key() string { return r.Kind + "/" + r.Namespace + "/" + r.Nam
 type State struct {
 	mu   sync.Mutex
 	path string
+	lock *runLock
+
+	// Owner is who started the run (user, host), recorded at creation.
+	Owner *Owner `json:"owner,omitempty"`
+	// Short is the run's short ID (see ShortID).
+	Short string `json:"shortID,omitempty"`
 
 	RunID      string                  `json:"runID"`
 	Profile    string                  `json:"profile"`
@@ -84,25 +90,46 @@ type State struct {
 	Cleanup string `json:"cleanup,omitempty"`
 }
 
-// New creates the state of a fresh run in dir and writes it.
+// New creates the state of a fresh run in dir and writes it. It takes the
+// run folder's lock (see LockFile), records the owner, and refuses a folder
+// whose state file still lists resources that may exist.
 func New(dir, runID, profile, configFile string) (*State, error) {
-	s := &State{path: filepath.Join(dir, StateFile), RunID: runID, Profile: profile, ConfigFile: configFile,
-		Started: time.Now().UTC(), Stages: map[string]*StageRecord{}}
-	return s, s.save()
+	lock, err := acquireLock(dir, runID)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkReusable(dir); err != nil {
+		_ = lock.release()
+		return nil, err
+	}
+	owner := CurrentOwner()
+	s := &State{path: filepath.Join(dir, StateFile), lock: lock, RunID: runID, Owner: &owner, Short: shortIDFor(runID),
+		Profile: profile, ConfigFile: configFile, Started: time.Now().UTC(), Stages: map[string]*StageRecord{}}
+	if err := s.save(); err != nil {
+		_ = lock.release()
+		return nil, err
+	}
+	return s, nil
 }
 
-// Load reads the state file of a kept run from dir.
+// Load reads the state file of a kept run from dir and takes the run
+// folder's lock. Resume also checks the run's owner.
 func Load(dir string) (*State, error) {
 	p := filepath.Join(dir, StateFile)
-	b, err := os.ReadFile(p)
-	if err != nil {
+	if _, err := os.Stat(p); err != nil {
 		return nil, fmt.Errorf("cannot resume: %w (RESUME=1 needs ARTIFACTS=<folder of a kept run> holding %s)", err, StateFile)
 	}
-	s := &State{}
-	if err := json.Unmarshal(b, s); err != nil {
-		return nil, fmt.Errorf("cannot resume: %s is not a valid state file: %w", p, err)
+	// Lock first, then read: the state read is then the last the previous holder wrote.
+	lock, err := acquireLock(dir, "")
+	if err != nil {
+		return nil, err
 	}
-	s.path = p
+	s, err := readState(p)
+	if err != nil {
+		_ = lock.release()
+		return nil, err
+	}
+	s.lock = lock
 	if s.Stages == nil {
 		s.Stages = map[string]*StageRecord{}
 	}
@@ -219,7 +246,7 @@ func (s *State) Live() []Resource {
 	defer s.mu.Unlock()
 	var out []Resource
 	for i := len(s.Resources) - 1; i >= 0; i-- {
-		if r := s.Resources[i]; r.State != "deleted" && r.State != "moved" {
+		if r := s.Resources[i]; live(r) {
 			out = append(out, r)
 		}
 	}
@@ -272,11 +299,7 @@ func (s *State) saveLocked() error {
 	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
 		return err
 	}
-	tmp := s.path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, s.path)
+	return writeFileAtomic(s.path, append(b, '\n'), 0o644)
 }
 
 func (t StageTiming) String() string {

@@ -28,13 +28,17 @@ func cleanupCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "harness cleanup: -artifacts <run folder> is required (make clean-run ARTIFACTS=artifacts/<run-id>)")
 		return 2
 	}
-	state, err := runstate.Load(*dir)
+	state, err := runstate.Load(expandHome(*dir)) // takes the run's lock: a run in use is not cleaned under it
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
+	defer state.Close()
+	if n := state.LockNote(); n != "" {
+		fmt.Fprintln(stdout, "note:", n)
+	}
 	live := state.Live()
-	fmt.Fprintf(stdout, "run %s: %d resource(s) recorded as not deleted\n", state.RunID, len(live))
+	fmt.Fprintf(stdout, "%s: %d resource(s) recorded as not deleted\n", state.Describe(), len(live))
 	for _, r := range live {
 		fmt.Fprintf(stdout, "  %s %s/%s (%s)\n", r.Kind, r.Namespace, r.Name, r.State)
 	}

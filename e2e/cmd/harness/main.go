@@ -23,6 +23,8 @@ commands:
   plan [-stages "move"] [-v]               print the stages a FOCUS runs, in order (-v: with needs, intervals, docs)
   select -focus F [-labels L]              print the ginkgo selection flags for make e2e's FOCUS and LABELS
   cleanup -artifacts DIR                   delete what the kept run in DIR left behind
+  prepare-run [-artifacts DIR] [-resume [-foreign]] [-root artifacts]
+                                           pick and check the run folder for make e2e; print its path
 
 Stages, their order and needs come from the stage registry (suites/registry.go).
 `
@@ -47,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return selectCmd(args[1:], stdout, stderr)
 	case "cleanup":
 		return cleanupCmd(args[1:], stdout, stderr)
+	case "prepare-run":
+		return prepareRun(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
