@@ -55,8 +55,8 @@ func TestWriterMasksSecretSplitAcrossWrites(t *testing.T) {
 	}
 }
 
-func TestShortValuesIgnored(t *testing.T) {
-	if got := New("ab").String("abc ab"); got != "abc ab" {
-		t.Fatalf("short value masked: %q", got)
+func TestShortValuesMasked(t *testing.T) {
+	if got := New("ab").String("abc ab"); got != Mask+"c "+Mask {
+		t.Fatalf("short value not masked: %q", got)
 	}
 }
