@@ -68,6 +68,8 @@ func (r Resource) Key() string { return r.Kind + "/" + r.Namespace + "/" + r.Nam
 type State struct {
 	mu   sync.Mutex
 	path string
+	// redact masks the file's text before it is written (SetRedactor).
+	redact func(string) string
 
 	RunID      string                  `json:"runID"`
 	Profile    string                  `json:"profile"`
@@ -103,6 +105,16 @@ func Load(dir string) (*State, error) {
 		s.Stages = map[string]*StageRecord{}
 	}
 	return s, nil
+}
+
+// SetRedactor makes every later write mask the file's text with redact (a
+// redact.Redactor's String), so a stage message that quotes an error never
+// stores a secret. It rewrites the file at once.
+func (s *State) SetRedactor(redact func(string) string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.redact = redact
+	return s.saveLocked()
 }
 
 // Path of the state file.
@@ -265,11 +277,18 @@ func (s *State) saveLocked() error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+	if s.redact != nil {
+		b = []byte(s.redact(string(b)))
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return err
 	}
 	tmp := s.path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	// The state file names every resource and quotes errors: private.
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, s.path)
