@@ -88,9 +88,9 @@ ifeq ($(DRY_RUN),1)
 	  | grep -E '^(TKG lifecycle|Ran |Will run)' || true
 else
 	@$(HARNESS) validate -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)'
-	@mkdir -p $(ARTIFACTS) $(ROOT)/artifacts && ln -sfn $(ARTIFACTS) $(ROOT)/artifacts/latest
+	@mkdir -p $(ARTIFACTS) $(ROOT)/artifacts && chmod 700 $(ARTIFACTS) && ln -sfn $(ARTIFACTS) $(ROOT)/artifacts/latest
 	@echo "artifacts: $(ARTIFACTS)"
-	set -o pipefail; $(SELECT); $(GINKGO) -v --no-color --fail-on-empty --poll-progress-after=5m --poll-progress-interval=2m \
+	set -o pipefail; umask 077; rm -f $(ARTIFACTS)/console.log; $(SELECT); $(GINKGO) -v --no-color --fail-on-empty --poll-progress-after=5m --poll-progress-interval=2m \
 	  --timeout=$$($(HARNESS) get timeout -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)') \
 	  "$${sel[@]}" $(if $(SKIP),--skip='$(SKIP)') \
 	  $(GINKGO_ARGS) ./e2e -- \
