@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"os"
 
-	. "github.com/onsi/ginkgo/v2"
-
 	"github.com/tkg-e2e/harness/framework/cleanup"
 )
 
-// SuiteSetup runs at the end of BeforeSuite, once NewEnv built the Env.
+// SuiteSetup runs at the end of BeforeSuite, once NewEnv built the Env. It
+// puts the run's output behind the redactor first (ProtectSecrets): defer
+// RestoreOutput after RunSpecs.
 func SuiteSetup(_ context.Context, env *Env) {
+	if err := ProtectSecrets(env); err != nil {
+		failf(env, "cannot protect the run's output from secrets: %v", err)
+	}
 	env.Printf("run %s: profile %s, artifacts in %s", env.State.RunID, env.Config.Profile, env.ArtifactFolder)
 	env.Printf("kubeconfigs (outside the artifacts, they hold keys): %s", env.KubeconfigDir)
 	if env.Resume {
@@ -52,7 +55,7 @@ func SuiteTeardown(ctx context.Context, env *Env) {
 	in := env.Registry.Cleanup(CleanupOptions{State: env.State, ClusterTimeout: cluster.Timeout, KindTimeout: kind.Timeout,
 		Interval: cluster.Poll, Progress: env.Out, Prefix: "[cleanup]"})
 	if err := cleanup.All(ctx, in); err != nil {
-		Fail(env.Redactor.String(fmt.Sprintf("cleanup: %v\nThe state file %s lists what may remain, with the commands to delete it.", err, env.State.Path())))
+		failf(env, "cleanup: %v\nThe state file %s lists what may remain, with the commands to delete it.", err, env.State.Path())
 	}
 	_ = os.RemoveAll(env.KubeconfigDir)
 }
