@@ -139,8 +139,8 @@ func (l *LineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf = append(l.buf, p...)
-	if i := bytes.LastIndexByte(l.buf, '\n'); i >= 0 {
-		if err := l.emit(i + 1); err != nil {
+	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
+		if err := l.emit(len(l.buf) - len(p) + i + 1); err != nil {
 			return 0, err
 		}
 	}
@@ -174,12 +174,7 @@ func (r *Redactor) safeCut(buf []byte) int {
 		keep = max(keep, len(v)+256)
 	}
 	cut := max(len(buf)-keep, len(buf)/2)
-	for i := cut - 1; i > cut-8192 && i > len(buf)/4; i-- {
-		if !isBase64Byte(buf[i]) {
-			cut = i + 1
-			break
-		}
-	}
+	cut = preferredCut(buf, cut, max(len(buf)/4, cut-8192))
 	for moved := true; moved; {
 		moved = false
 		for _, v := range values {
@@ -196,6 +191,23 @@ func (r *Redactor) safeCut(buf []byte) int {
 	}
 	if cut <= 0 {
 		return len(buf)
+	}
+	return cut
+}
+
+// preferredCut moves cut back (not below lo) to just after a blank that
+// ends a word, so "token: value" stays whole; failing that, to just after a
+// byte that cannot be part of a base64 run; failing that, leaves it.
+func preferredCut(buf []byte, cut, lo int) int {
+	for i := cut - 1; i > lo; i-- {
+		if (buf[i] == ' ' || buf[i] == '\t') && buf[i-1] != ':' && buf[i-1] != '=' && buf[i-1] != ' ' && buf[i-1] != '\t' {
+			return i + 1
+		}
+	}
+	for i := cut - 1; i > lo; i-- {
+		if !isBase64Byte(buf[i]) {
+			return i + 1
+		}
 	}
 	return cut
 }
