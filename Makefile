@@ -90,7 +90,7 @@ ifeq ($(DRY_RUN),1)
 	  | grep -E '^(TKG lifecycle|Ran |Will run)' || true
 else
 	@$(HARNESS) validate -config '$(CONFIG)' -overrides '$(CONFIG_OVERRIDES)'
-	@set -eo pipefail; dir=$$($(PREPARE_RUN)); \
+	@set -eo pipefail; umask 077; dir=$$($(PREPARE_RUN)); chmod 700 "$$dir"; \
 	  mkdir -p '$(ROOT)/artifacts' && ln -sfn "$$dir" '$(ROOT)/artifacts/latest'; \
 	  echo "artifacts: $$dir"; \
 	  $(SELECT); set -x; \

@@ -32,6 +32,7 @@ var env *suites.Env
 
 func TestE2E(t *testing.T) {
 	RegisterFailHandler(Fail)
+	defer suites.RestoreOutput() // SuiteSetup masks stdout and stderr; this writes the last lines
 	RunSpecs(t, "TKG lifecycle conformance")
 }
 

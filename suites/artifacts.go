@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
@@ -180,14 +178,8 @@ func WriteReports(_ context.Context, env *Env, suite types.Report) {
 	// Every run proves its own artifacts hold no secret it handled.
 	leaks, scanned, err := scanArtifacts(env)
 	switch {
-	case err != nil:
-		fmt.Fprintf(os.Stderr, "artifacts: secret scan: %v\n", err)
-	case len(leaks) > 0:
-		var lines []string
-		for _, l := range leaks {
-			lines = append(lines, l.String())
-		}
-		Fail(fmt.Sprintf("secrets reached the artifacts folder (%d places):\n%s", len(leaks), strings.Join(lines, "\n")))
+	case err != nil || len(leaks) > 0:
+		failf(env, "%s", scanFailure(env.ArtifactFolder, leaks, err))
 	default:
 		fmt.Fprintf(os.Stdout, "artifacts: secret scan clean (%d secret values, every file under %s)\n", scanned, env.ArtifactFolder)
 	}

@@ -31,10 +31,10 @@ type StageFuncs struct {
 // entry, and fails the spec with the stage's error.
 func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 	if err := env.Validate(); err != nil {
-		Fail(err.Error())
+		failf(env, "%v", err)
 	}
 	if _, ok := env.Registry.Get(name); !ok {
-		Fail(fmt.Sprintf("stage %q is not in the registry: add its Stage to suites/registry.go", name))
+		failf(env, "stage %q is not in the registry: add its Stage to suites/registry.go", name)
 	}
 	for _, dep := range env.Registry.Needs(name) {
 		if !env.External && !env.State.Passed(dep) {
@@ -50,14 +50,14 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 		env.Printf("[%s] resuming: stage passed in the kept run, checking it is still healthy", name)
 		// The reused stage's duration is the re-attach, not the kept run's build.
 		if err := env.State.ReuseStage(name); err != nil {
-			Fail(fmt.Sprintf("cannot write the state file: %v", err))
+			failf(env, "cannot write the state file: %v", err)
 		}
 		start := time.Now()
 		if err := f.Reattach(ctx); err != nil {
-			msg := fmt.Sprintf("stage %s passed in the kept run but cannot be reused: %v\n"+
-				"Fix: run without RESUME=1 (after `make clean-run ARTIFACTS=%s`), or repair the cluster", name, err, env.ArtifactFolder)
+			msg := env.Redactor.String(fmt.Sprintf("stage %s passed in the kept run but cannot be reused: %v\n"+
+				"Fix: run without RESUME=1 (after `make clean-run ARTIFACTS=%s`), or repair the cluster", name, err, env.ArtifactFolder))
 			_ = env.State.EndStage(name, run.StatusFailed, msg)
-			Fail(env.Redactor.String(msg))
+			failf(env, "%s", msg)
 		}
 		kept, _ := env.State.Stage(name)
 		_ = env.State.EndStage(name, run.StatusReused, fmt.Sprintf("re-attached to the kept run (built there in %.1fs)", kept.KeptSeconds))
@@ -66,7 +66,7 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 		return
 	}
 	if err := env.State.StartStage(name); err != nil {
-		Fail(fmt.Sprintf("cannot write the state file: %v", err))
+		failf(env, "cannot write the state file: %v", err)
 	}
 	start := time.Now()
 	env.Printf("[%s] started", name)
@@ -95,7 +95,7 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 	AddReportEntry("stage", run.StageTiming{Stage: name, Status: status, Started: start, Seconds: secs})
 	env.Printf("[%s] %s in %.1fs", name, status, secs)
 	if err != nil {
-		Fail(fmt.Sprintf("stage %s failed after %.0fs: %s", name, secs, indent(msg)))
+		failf(env, "stage %s failed after %.0fs: %s", name, secs, indent(msg))
 	}
 }
 

@@ -5,17 +5,20 @@ import (
 	"fmt"
 	"os"
 
-	. "github.com/onsi/ginkgo/v2"
-
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/vsphere"
 )
 
-// SuiteSetup runs at the end of BeforeSuite, once NewEnv built the Env. On a
-// profile whose clusters are CAPV VMs it checks the vCenter first: login
-// (thumbprint, password) and every object of the placement, so a wrong
-// value fails here, naming it, before any cluster exists.
+// SuiteSetup runs at the end of BeforeSuite, once NewEnv built the Env. It
+// puts the run's output behind the redactor first (ProtectSecrets): defer
+// RestoreOutput after RunSpecs. On a profile whose clusters are CAPV VMs it
+// then checks the vCenter: login (thumbprint, password) and every object of
+// the placement, so a wrong value fails here, naming it, before any cluster
+// exists.
 func SuiteSetup(ctx context.Context, env *Env) error {
+	if err := ProtectSecrets(env); err != nil {
+		failf(env, "cannot protect the run's output from secrets: %v", err)
+	}
 	env.Printf("run %s: profile %s, artifacts in %s", env.State.RunID, env.Config.Profile, env.ArtifactFolder)
 	env.Printf("kubeconfigs (outside the artifacts, they hold keys): %s", env.KubeconfigDir)
 	if env.Resume {
@@ -73,7 +76,7 @@ func SuiteTeardown(ctx context.Context, env *Env) {
 	}
 	in := env.Registry.Cleanup(o)
 	if err := cleanup.All(ctx, in); err != nil {
-		Fail(env.Redactor.String(fmt.Sprintf("cleanup: %v\nThe state file %s lists what may remain, with the commands to delete it.", err, env.State.Path())))
+		failf(env, "cleanup: %v\nThe state file %s lists what may remain, with the commands to delete it.", err, env.State.Path())
 	}
 	_ = os.RemoveAll(env.KubeconfigDir)
 }

@@ -30,6 +30,7 @@ var env *suites.Env
 
 func TestVerify(t *testing.T) {
 	RegisterFailHandler(Fail)
+	defer suites.RestoreOutput() // ProtectSecrets masks stdout and stderr; this writes the last lines
 	RunSpecs(t, "TKG conformance checks on existing clusters")
 }
 
@@ -42,6 +43,7 @@ var _ = BeforeSuite(func() {
 	env, err = suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: *configPath, ArtifactFolder: folder,
 		External: true, Out: GinkgoWriter})
 	Expect(err).NotTo(HaveOccurred())
+	Expect(suites.ProtectSecrets(env)).To(Succeed())
 	cfg := env.Config
 
 	Expect(*mgmtKubeconfig != "" || *wlKubeconfig != "" || *winKubeconfig != "").To(BeTrue(),

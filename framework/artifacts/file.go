@@ -120,10 +120,14 @@ func (f *File) Close() error {
 			HumanBytes(f.w.max), side, HumanBytes(rec.Dropped), HumanBytes(f.total))...)
 		rec.Bytes = int64(len(out))
 	}
-	if err := os.MkdirAll(filepath.Dir(f.abs), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(f.abs), DirMode); err != nil {
 		return fmt.Errorf("artifacts: %w", err)
 	}
-	if err := os.WriteFile(f.abs, out, 0o644); err != nil {
+	if err := os.WriteFile(f.abs, out, FileMode); err != nil {
+		return fmt.Errorf("artifacts: %w", err)
+	}
+	// WriteFile keeps the mode of a file that exists (a resumed run).
+	if err := os.Chmod(f.abs, FileMode); err != nil {
 		return fmt.Errorf("artifacts: %w", err)
 	}
 	f.w.written(rec)

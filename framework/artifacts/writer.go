@@ -20,6 +20,13 @@ import (
 // run that failed while loading its config still writes its reports).
 const DefaultMaxFileSize int64 = 10 << 20
 
+// Artifacts are private to the user who runs the suite: they quote logs and
+// objects that may hold what the redactor does not know to be secret.
+const (
+	DirMode  os.FileMode = 0o700
+	FileMode os.FileMode = 0o600
+)
+
 // Options configure a Writer.
 type Options struct {
 	// Root is the run's artifacts folder; it is created if missing.
@@ -94,8 +101,12 @@ func New(opts Options) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("artifacts: root %q: %w", opts.Root, err)
 	}
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	if err := os.MkdirAll(root, DirMode); err != nil {
 		return nil, fmt.Errorf("artifacts: cannot create %s: %w", root, err)
+	}
+	// A folder an earlier run or a script created keeps its mode otherwise.
+	if err := os.Chmod(root, DirMode); err != nil {
+		return nil, fmt.Errorf("artifacts: cannot make %s private: %w", root, err)
 	}
 	red := opts.Redactor
 	if red == nil {

@@ -5,6 +5,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -185,6 +188,45 @@ func TestWriteAfterCloseFails(t *testing.T) {
 
 func must(t *testing.T, err error) {
 	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFilesAndFoldersArePrivate(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "run")
+	if err := os.MkdirAll(root, 0o755); err != nil { // as a script might leave it
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "old.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, err := artifacts.New(artifacts.Options{Root: root, MaxFileSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rel := range []string{"SUMMARY.md", "clusters/mgmt/pods/ns/p/c.log", "old.txt"} {
+		if err := w.WriteFile(rel, []byte("text\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		want := artifacts.FileMode
+		if d.IsDir() {
+			want = artifacts.DirMode
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", p, fi.Mode().Perm(), want)
+		}
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -228,9 +228,6 @@ func variablesOf(top *yaml.Node, lookupEnv lookupFunc) map[string]string {
 	return out
 }
 
-// secretKeys may only be written as a pure ${VAR} reference.
-var secretKeys = map[string]bool{"vsphere.password": true}
-
 func expandTree(n *yaml.Node, path string, lookup lookupFunc, fileOf func(*yaml.Node) string) Problems {
 	var probs Problems
 	switch n.Kind {
@@ -244,10 +241,11 @@ func expandTree(n *yaml.Node, path string, lookup lookupFunc, fileOf func(*yaml.
 			probs = append(probs, expandTree(v, fmt.Sprintf("%s[%d]", path, i), lookup, fileOf)...)
 		}
 	case yaml.ScalarNode:
-		if secretKeys[path] && n.Value != "" && !isPureRef(n.Value) {
+		// Secret keys may only be written as a pure ${VAR} reference.
+		if isSecretKey(path) && n.Value != "" && !isPureRef(n.Value) {
 			probs = append(probs, Problem{File: fileOf(n), Line: n.Line, Key: path,
 				Message: "a literal secret is not allowed in a config file",
-				Fix:     "write it as ${VSPHERE_PASSWORD} and export that variable, or use vsphere.passwordFile"})
+				Fix:     literalSecretFix(path)})
 			n.Value = ""
 			return probs
 		}

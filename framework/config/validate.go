@@ -116,6 +116,7 @@ func (c *Config) validate(idx nodeIndex) Problems {
 
 	probs = append(probs, c.validateClusterctl(add)...)
 	probs = append(probs, c.validateVSphere(add)...)
+	probs = append(probs, c.validateSecrets(idx)...)
 	c.validateOVAs(add)
 	c.validateClusters(add)
 	c.validateCAPV(add)

@@ -6,23 +6,28 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"html"
+	"net/url"
 	"strings"
 )
 
 // minEmbeddedLen is the shortest base64 fragment searched for inside larger
 // base64 blobs. Shorter fragments would match random base64 by chance and
 // mangle unrelated data; 12 characters come from secrets of 10 bytes or more.
+// Shorter secrets inside a blob are found by decoding the blob (base64Runs).
 const minEmbeddedLen = 12
 
 // Forms returns every rendering of v that can carry it into an artifact:
-// the value itself; its base64 encodings; the escaped forms that JSON, XML
-// (JUnit) and HTML (index.html) writers produce, which a plain match would
-// miss for a password holding &, <, > or quotes; and the fragments of its
-// base64 form that stay the same wherever it sits inside a larger base64
-// blob (a kubeconfig or cloud-init userdata that contains it), for each of
-// the three byte alignments. Values shorter than the minimum are not returned.
+// the value itself; its base64 encodings; the escaped forms that JSON (once
+// and twice, as in a JSON string inside a JSON string), XML (JUnit), HTML
+// (index.html), URLs (query and path escaping) and YAML (single-quoted, with
+// ' doubled; double-quoted, with \ and " escaped) writers produce, which a
+// plain match would miss for a password holding &, <, >, %, \ or quotes; and
+// the fragments of its base64 form that stay the same wherever it sits inside
+// a larger base64 blob (a kubeconfig or cloud-init userdata that contains
+// it), for each of the three byte alignments. Every value but the empty one
+// has forms, however short: a password is masked whatever its length.
 func Forms(v string) []string {
-	if len(v) < minSecretLen {
+	if v == "" {
 		return nil
 	}
 	b := []byte(v)
@@ -32,10 +37,15 @@ func Forms(v string) []string {
 		base64.RawStdEncoding.EncodeToString(b),
 		base64.URLEncoding.EncodeToString(b),
 		base64.RawURLEncoding.EncodeToString(b),
-		jsonEscaped(v, true),
-		jsonEscaped(v, false),
 		xmlEscaped(v),
 		html.EscapeString(v),
+		url.QueryEscape(v),
+		url.PathEscape(v),
+		strings.ReplaceAll(v, "'", "''"), // YAML single-quoted
+	}
+	for _, escapeHTML := range []bool{true, false} {
+		once := jsonEscaped(v, escapeHTML) // also YAML double-quoted
+		out = append(out, once, jsonEscaped(once, escapeHTML), jsonEscaped(once, !escapeHTML))
 	}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
 		for align := 0; align < 3; align++ {
@@ -47,7 +57,7 @@ func Forms(v string) []string {
 	seen := map[string]bool{}
 	uniq := out[:0]
 	for _, f := range out {
-		if len(f) >= minSecretLen && !seen[f] {
+		if f != "" && !seen[f] {
 			seen[f] = true
 			uniq = append(uniq, f)
 		}

@@ -7,6 +7,8 @@
 package redact
 
 import (
+	"bytes"
+	"encoding/base64"
 	"io"
 	"regexp"
 	"sort"
@@ -16,11 +18,6 @@ import (
 
 // Mask replaces every redacted value.
 const Mask = "<redacted>"
-
-// minSecretLen avoids turning every "a" in a log into a mask because someone
-// set a one-letter password; such a password is still masked by shape rules
-// where they apply.
-const minSecretLen = 4
 
 var patterns = []struct {
 	re   *regexp.Regexp
@@ -49,6 +46,8 @@ type Redactor struct {
 	mu       sync.RWMutex
 	values   []string
 	replacer *strings.Replacer
+	// minRun is the shortest base64 run that can hold a registered value.
+	minRun int
 }
 
 // New returns a Redactor that masks the given values (and their base64 forms).
@@ -58,7 +57,9 @@ func New(values ...string) *Redactor {
 	return r
 }
 
-// Add registers more secret values. Empty and very short values are ignored.
+// Add registers more secret values. Empty values are ignored; short ones are
+// masked too (config validation rejects passwords under 8 characters, but a
+// value the run handles is masked whatever its length).
 func (r *Redactor) Add(values ...string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -67,8 +68,11 @@ func (r *Redactor) Add(values ...string) {
 		seen[v] = true
 	}
 	for _, v := range values {
+		if v != "" && (r.minRun == 0 || 4*len(v)/3 < r.minRun) {
+			r.minRun = max(2, 4*len(v)/3)
+		}
 		for _, form := range Forms(v) {
-			if len(form) >= minSecretLen && !seen[form] {
+			if !seen[form] {
 				seen[form] = true
 				r.values = append(r.values, form)
 			}
@@ -80,7 +84,9 @@ func (r *Redactor) Add(values ...string) {
 	for _, v := range r.values {
 		pairs = append(pairs, v, Mask)
 	}
-	r.replacer = strings.NewReplacer(pairs...)
+	if len(pairs) > 0 {
+		r.replacer = strings.NewReplacer(pairs...)
+	}
 }
 
 // String masks secrets in s.
@@ -89,9 +95,13 @@ func (r *Redactor) String(s string) string {
 		return s
 	}
 	r.mu.RLock()
-	rep := r.replacer
+	rep, minRun := r.replacer, r.minRun
 	r.mu.RUnlock()
 	if rep != nil {
+		// Blobs first: a base64 run that decodes to text holding a
+		// secret (a kubeconfig, cloud-init userdata) is masked whole,
+		// whatever the secret's length and offset in it.
+		s = maskBase64Runs(s, rep, minRun)
 		s = rep.Replace(s)
 	}
 	// Secret objects first: their data lines look like ordinary YAML, and the
@@ -121,24 +131,165 @@ type LineWriter struct {
 	buf []byte
 }
 
+// flushAt bounds the memory of output that never ends a line: a partial
+// line this long is written (masked) without waiting for its newline.
+const flushAt = 64 << 10
+
 func (l *LineWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf = append(l.buf, p...)
-	i := strings.LastIndexByte(string(l.buf), '\n')
-	if i < 0 {
-		// Bound memory for output that never ends a line.
-		if len(l.buf) < 64<<10 {
-			return len(p), nil
+	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
+		if err := l.emit(len(l.buf) - len(p) + i + 1); err != nil {
+			return 0, err
 		}
-		i = len(l.buf) - 1
 	}
-	chunk := l.buf[:i+1]
-	if _, err := l.w.Write(l.r.Bytes(chunk)); err != nil {
-		return 0, err
+	for len(l.buf) >= flushAt {
+		if err := l.emit(l.r.safeCut(l.buf)); err != nil {
+			return 0, err
+		}
 	}
-	l.buf = append(l.buf[:0], l.buf[i+1:]...)
 	return len(p), nil
+}
+
+// emit masks and writes buf[:n], keeping the rest.
+func (l *LineWriter) emit(n int) error {
+	if _, err := l.w.Write(l.r.Bytes(l.buf[:n])); err != nil {
+		return err
+	}
+	l.buf = append(l.buf[:0], l.buf[n:]...)
+	return nil
+}
+
+// safeCut returns where a long partial line can be cut without splitting a
+// secret: it keeps a tail longer than any registered form, prefers a byte
+// that cannot be part of a base64 run or a word, and moves the cut before
+// any registered form that would straddle it.
+func (r *Redactor) safeCut(buf []byte) int {
+	r.mu.RLock()
+	values := r.values
+	r.mu.RUnlock()
+	keep := 256
+	for _, v := range values {
+		keep = max(keep, len(v)+256)
+	}
+	cut := max(len(buf)-keep, len(buf)/2)
+	cut = preferredCut(buf, cut, max(len(buf)/4, cut-8192))
+	for moved := true; moved; {
+		moved = false
+		for _, v := range values {
+			lo := max(0, cut-len(v)+1)
+			hi := min(len(buf), cut+len(v)-1)
+			// The first occurrence in the window is the only one that
+			// can start before the cut; any that does ends after it.
+			if lo < hi {
+				if j := bytes.Index(buf[lo:hi], []byte(v)); j >= 0 && lo+j < cut {
+					cut, moved = lo+j, true
+				}
+			}
+		}
+	}
+	if cut <= 0 {
+		return len(buf)
+	}
+	return cut
+}
+
+// preferredCut moves cut back (not below lo) to just after a blank that
+// ends a word, so "token: value" stays whole; failing that, to just after a
+// byte that cannot be part of a base64 run; failing that, leaves it.
+func preferredCut(buf []byte, cut, lo int) int {
+	for i := cut - 1; i > lo; i-- {
+		if (buf[i] == ' ' || buf[i] == '\t') && buf[i-1] != ':' && buf[i-1] != '=' && buf[i-1] != ' ' && buf[i-1] != '\t' {
+			return i + 1
+		}
+	}
+	for i := cut - 1; i > lo; i-- {
+		if !isBase64Byte(buf[i]) {
+			return i + 1
+		}
+	}
+	return cut
+}
+
+func isBase64Byte(c byte) bool {
+	return c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '-' || c == '_' || c == '='
+}
+
+// maskBase64Runs replaces every run of base64 characters (either alphabet)
+// whose decoding, at any of the four character offsets, holds a registered
+// value in any form. A run shorter than 4n/3 characters cannot hold a value
+// of n bytes and is not decoded (most words); the plain base64 of a value is
+// one of its Forms anyway.
+func maskBase64Runs(s string, rep *strings.Replacer, minRun int) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(s); {
+		if !isBase64Byte(s[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isBase64Byte(s[j]) {
+			j++
+		}
+		if j-i >= minRun && masksRun(s[i:j], rep) {
+			if b.Len() == 0 {
+				b.Grow(len(s))
+			}
+			b.WriteString(s[last:i])
+			b.WriteString(Mask)
+			last = j
+		}
+		i = j
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func masksRun(run string, rep *strings.Replacer) bool {
+	for _, d := range DecodeBase64Run(run) {
+		if rep.Replace(d) != d {
+			return true
+		}
+	}
+	return false
+}
+
+// DecodeBase64Run decodes a run of base64 characters at each of the four
+// character offsets (the run may start mid-blob), in whichever alphabet its
+// characters belong to, ignoring padding and a dangling last character. It
+// returns the decodings that succeeded.
+func DecodeBase64Run(run string) []string {
+	run = strings.TrimRight(run, "=")
+	std, urlsafe := strings.ContainsAny(run, "+/"), strings.ContainsAny(run, "-_")
+	var encs []*base64.Encoding
+	switch {
+	case std && urlsafe:
+		return nil
+	case std:
+		encs = []*base64.Encoding{base64.RawStdEncoding}
+	case urlsafe:
+		encs = []*base64.Encoding{base64.RawURLEncoding}
+	default:
+		encs = []*base64.Encoding{base64.RawStdEncoding}
+	}
+	var out []string
+	for off := 0; off < 4 && off < len(run); off++ {
+		t := run[off:]
+		if len(t)%4 == 1 {
+			t = t[:len(t)-1]
+		}
+		for _, enc := range encs {
+			if b, err := enc.DecodeString(t); err == nil && len(b) > 0 {
+				out = append(out, string(b))
+			}
+		}
+	}
+	return out
 }
 
 // Flush writes what is buffered.

@@ -55,8 +55,44 @@ func TestWriterMasksSecretSplitAcrossWrites(t *testing.T) {
 	}
 }
 
-func TestShortValuesIgnored(t *testing.T) {
-	if got := New("ab").String("abc ab"); got != "abc ab" {
-		t.Fatalf("short value masked: %q", got)
+func TestShortValuesMasked(t *testing.T) {
+	if got := New("ab").String("abc ab"); got != Mask+"c "+Mask {
+		t.Fatalf("short value not masked: %q", got)
+	}
+}
+
+func TestWriterKeepsAShapeWholeAtTheFlush(t *testing.T) {
+	// Written in 64-byte pieces, the buffer reaches the flush at exactly
+	// 64 KiB and is cut 256 bytes before its end: put the shape around there.
+	const shape = "token: abcdef.0123456789abcdef"
+	for start := 64<<10 - 256 - len(shape); start < 64<<10-256+4; start++ {
+		prefix := strings.Repeat("word ", start/5+1)[:start-1] + " "
+		text := prefix + shape + " " + strings.Repeat("z", 2000)
+		var out bytes.Buffer
+		w := New().Writer(&out)
+		for i := 0; i < len(text); i += 64 {
+			w.Write([]byte(text[i:min(i+64, len(text))]))
+		}
+		w.Flush()
+		if strings.Contains(out.String(), "0123456789abcdef") || out.Len() < 64<<10 {
+			t.Fatalf("shape at %d: token survived or output lost (%d bytes)", start, out.Len())
+		}
+	}
+}
+
+func TestWriterNeverCutsARegisteredSecret(t *testing.T) {
+	const secret = "Zq9-secret-value-Zq9"
+	// The secret at every offset around the flush.
+	for shift := 0; shift < 40; shift++ {
+		var out bytes.Buffer
+		w := New(secret).Writer(&out)
+		text := strings.Repeat("x", 64<<10-300+shift*8) + secret + strings.Repeat("y", 500)
+		for i := 0; i < len(text); i += 777 {
+			w.Write([]byte(text[i:min(i+777, len(text))]))
+		}
+		w.Flush()
+		if strings.Contains(out.String(), "secret-value") || !strings.Contains(out.String(), Mask) {
+			t.Fatalf("shift %d: secret cut at the flush", shift)
+		}
 	}
 }

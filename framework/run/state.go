@@ -73,6 +73,8 @@ type State struct {
 	mu   sync.Mutex
 	path string
 	lock *runLock
+	// redact masks the file's text before it is written (SetRedactor).
+	redact func(string) string
 
 	// Owner is who started the run (user, host), recorded at creation.
 	Owner *Owner `json:"owner,omitempty"`
@@ -134,6 +136,16 @@ func Load(dir string) (*State, error) {
 		s.Stages = map[string]*StageRecord{}
 	}
 	return s, nil
+}
+
+// SetRedactor makes every later write mask the file's text with redact (a
+// redact.Redactor's String), so a stage message that quotes an error never
+// stores a secret. It rewrites the file at once.
+func (s *State) SetRedactor(redact func(string) string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.redact = redact
+	return s.saveLocked()
 }
 
 // Path of the state file.
@@ -296,10 +308,14 @@ func (s *State) saveLocked() error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(s.path), 0o755); err != nil {
+	if s.redact != nil {
+		b = []byte(s.redact(string(b)))
+	}
+	if err := os.MkdirAll(filepath.Dir(s.path), 0o700); err != nil {
 		return err
 	}
-	return writeFileAtomic(s.path, append(b, '\n'), 0o644)
+	// The state file names every resource and quotes errors: private.
+	return writeFileAtomic(s.path, append(b, '\n'), 0o600)
 }
 
 func (t StageTiming) String() string {
