@@ -122,6 +122,8 @@ func TestImportInputIsCheckedFirst(t *testing.T) {
 			OVAs: []vsphere.OVA{{Source: ova.Path}, {Source: "/elsewhere/node-input.ova"}}}, `would both become template "node-input"`},
 		"bad sha": {vsphere.ImportInput{Placement: placement, Timeout: time.Minute, OVAs: []vsphere.OVA{{Source: ova.Path, SHA256: "abc"}}},
 			`sha256 "abc" is not 64 hex digits`},
+		"http without sha": {vsphere.ImportInput{Placement: placement, Timeout: time.Minute, OVAs: []vsphere.OVA{{Source: "http://builds.example/node.ova"}}},
+			"OVA http://builds.example/node.ova: an http:// source needs its sha256"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := s.ImportOVAs(context.Background(), c.in)

@@ -131,9 +131,9 @@ func (o *ovaImport) sweep(ctx context.Context, name string, res *Result) {
 			why = fmt.Sprintf("a leftover of run %s, whose import started %s ago, longer than the import timeout %s", meta.Run,
 				now.Sub(meta.Started).Round(time.Second), timeout)
 		default:
-			note := fmt.Sprintf("%s: %s", f.path, describeImport(meta, now))
-			res.LeftAlone = append(res.LeftAlone, note)
-			o.rep.printf("leaving %s alone", note)
+			why := describeImport(meta, now)
+			res.LeftAlone = append(res.LeftAlone, f.path+": "+why)
+			o.rep.printf("leaving %s alone: %s", f.path, why)
 			continue
 		}
 		o.rep.printf("removing %s, %s", f.path, why)
