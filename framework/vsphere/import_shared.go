@@ -125,7 +125,7 @@ func (o *ovaImport) sweep(ctx context.Context, name string, res *Result) {
 		timeout := max(meta.Timeout, o.in.Timeout)
 		var why string
 		switch {
-		case meta.Run == o.in.RunID:
+		case meta.Run == o.in.RunID && strings.HasPrefix(f.name, tempPrefix(name)+runTag(o.in.RunID)+"."):
 			why = "a leftover of an earlier import of this run"
 		case !meta.Started.IsZero() && now.Sub(meta.Started) > timeout+o.cleanupTimeout():
 			why = fmt.Sprintf("a leftover of run %s, whose import started %s ago, longer than the import timeout %s", meta.Run,
@@ -210,6 +210,7 @@ func (o *ovaImport) finish(ctx context.Context, vm *object.VirtualMachine, name,
 		} else {
 			o.rep.printf("removed this run's copy %s", tmp)
 		}
+		o.recordState(final, "deleted")
 		res.Action, res.Path, res.Ref, res.Bytes = Reused, ex.path, ex.vm.Reference(), 0
 		return nil
 	default:
