@@ -49,10 +49,11 @@ func TestURLSourceIsDownloadedOncePerRun(t *testing.T) {
 	ova := writeOVA(t, "node-dl", ovagen.Options{})
 	srv, gets := ovaServer(t, ova.Path, true)
 	url := srv.URL + "/node-dl.ova"
+	a, b := uniq("node-dl-a"), uniq("node-dl-b")
 	dl := &vsphere.Downloads{Parent: filepath.Join(t.TempDir(), "not-artifacts")}
 	defer dl.Close()
 	var progress syncBuffer
-	in := input(&progress, vsphere.OVA{Source: url, Name: "node-dl-a", SHA256: ova.SHA256}, vsphere.OVA{Source: url, Name: "node-dl-b", SHA256: ova.SHA256})
+	in := input(&progress, vsphere.OVA{Source: url, Name: a, SHA256: ova.SHA256}, vsphere.OVA{Source: url, Name: b, SHA256: ova.SHA256})
 	in.Downloads, in.ProgressEvery, in.RunID = dl, 5*time.Millisecond, "dl-run"
 	res, err := s.ImportOVAs(context.Background(), in)
 	if err != nil {

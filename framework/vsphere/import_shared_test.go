@@ -18,6 +18,12 @@ import (
 	"github.com/tkg-e2e/harness/framework/vsphere/ovagen"
 )
 
+var uniqN atomic.Int32
+
+// uniq makes a template name no earlier run of the test (go test -count=N
+// shares one simulator) has used.
+func uniq(base string) string { return fmt.Sprintf("%s-%d", base, uniqN.Add(1)) }
+
 // vmsWithPrefix lists the VMs and templates of DC0 whose name starts with prefix.
 func vmsWithPrefix(t *testing.T, s *vsphere.Session, prefix string) []mo.VirtualMachine {
 	t.Helper()
@@ -53,14 +59,15 @@ func vmsWithPrefix(t *testing.T, s *vsphere.Session, prefix string) []mo.Virtual
 // and reuses the winner's.
 func TestTwoRunsImportingTheSameOVAAtOnceBothSucceed(t *testing.T) {
 	s := connect(t)
-	ova := writeOVA(t, "node-race", ovagen.Options{DataSize: 4 << 20})
+	name := uniq("node-race")
+	ova := writeOVA(t, name, ovagen.Options{DataSize: 4 << 20})
 	arrived := make(chan struct{}, 2)
 	release := make(chan struct{})
 	var once sync.Once
 	releaseAll := func() { once.Do(func() { close(release) }) }
 	defer releaseAll()
-	defer vsphere.SetBeforeRename(func(name string) {
-		if name == "node-race" {
+	defer vsphere.SetBeforeRename(func(n string) {
+		if n == name {
 			arrived <- struct{}{}
 			<-release
 		}
@@ -93,14 +100,14 @@ func TestTwoRunsImportingTheSameOVAAtOnceBothSucceed(t *testing.T) {
 		}
 	}
 	// Both uploads are complete, neither has the name yet, neither removed the other's VM.
-	temps := vmsWithPrefix(t, s, "node-race.importing-")
-	if len(temps) != 2 || vmByName(t, s, "node-race") != nil {
-		t.Errorf("at the rename: %d temporary VMs (want 2), final name taken: %v", len(temps), vmByName(t, s, "node-race") != nil)
+	temps := vmsWithPrefix(t, s, name+".importing-")
+	if len(temps) != 2 || vmByName(t, s, name) != nil {
+		t.Errorf("at the rename: %d temporary VMs (want 2), final name taken: %v", len(temps), vmByName(t, s, name) != nil)
 	}
 	for _, run := range []string{"run-a", "run-b"} {
 		found := false
 		for _, vm := range temps {
-			found = found || (strings.HasPrefix(vm.Name, "node-race.importing-"+vsphere.RunTag(run)+".") &&
+			found = found || (strings.HasPrefix(vm.Name, name+".importing-"+vsphere.RunTag(run)+".") &&
 				strings.Contains(vm.Config.Annotation, "ova-import-run: "+run+"\n") && vm.Config.Template)
 		}
 		if !found {
@@ -118,18 +125,18 @@ func TestTwoRunsImportingTheSameOVAAtOnceBothSucceed(t *testing.T) {
 	if !(actions[0] == vsphere.Imported && actions[1] == vsphere.Reused || actions[0] == vsphere.Reused && actions[1] == vsphere.Imported) {
 		t.Errorf("actions %v, want one imported and one reused", actions)
 	}
-	if results[0].Ref != results[1].Ref || results[0].Path != "/DC0/vm/node-race" || results[1].Path != "/DC0/vm/node-race" {
+	if results[0].Ref != results[1].Ref || results[0].Path != "/DC0/vm/"+name || results[1].Path != "/DC0/vm/"+name {
 		t.Errorf("results name different templates: %+v / %+v", results[0], results[1])
 	}
-	all := vmsWithPrefix(t, s, "node-race")
-	if len(all) != 1 || all[0].Name != "node-race" || !all[0].Config.Template || all[0].Self != results[0].Ref {
+	all := vmsWithPrefix(t, s, name)
+	if len(all) != 1 || all[0].Name != name || !all[0].Config.Template || all[0].Self != results[0].Ref {
 		var names []string
 		for _, vm := range all {
 			names = append(names, vm.Name)
 		}
-		t.Errorf("want exactly one template node-race, got %v", names)
+		t.Errorf("want exactly one template %s, got %v", name, names)
 	}
-	mustContain(t, errString(progress.String()), "another run imported /DC0/vm/node-race from the same OVA", "removed this run's copy /DC0/vm/node-race.importing-")
+	mustContain(t, errString(progress.String()), "another run imported /DC0/vm/"+name+" from the same OVA", "removed this run's copy /DC0/vm/"+name+".importing-")
 }
 
 // makeTempVM creates what another run's import looks like while it runs.
@@ -158,10 +165,11 @@ func makeTempVM(t *testing.T, s *vsphere.Session, name, run string, started time
 // and this run's own leftover are removed.
 func TestTemporaryVMsOfOtherRunsAreLeftAloneUntilTimedOut(t *testing.T) {
 	s := connect(t)
-	ova := writeOVA(t, "node-stale", ovagen.Options{})
-	busy := "node-stale.importing-" + vsphere.RunTag("other-run") + ".111111"
-	dead := "node-stale.importing-" + vsphere.RunTag("dead-run") + ".222222"
-	mine := "node-stale.importing-" + vsphere.RunTag("this-run") + ".333333"
+	name := uniq("node-stale")
+	ova := writeOVA(t, name, ovagen.Options{})
+	busy := name + ".importing-" + vsphere.RunTag("other-run") + ".111111"
+	dead := name + ".importing-" + vsphere.RunTag("dead-run") + ".222222"
+	mine := name + ".importing-" + vsphere.RunTag("this-run") + ".333333"
 	makeTempVM(t, s, busy, "other-run", time.Now().Add(-time.Minute), 30*time.Minute)
 	makeTempVM(t, s, dead, "dead-run", time.Now().Add(-3*time.Hour), time.Hour)
 	makeTempVM(t, s, mine, "this-run", time.Now().Add(-time.Minute), time.Hour)
@@ -216,20 +224,21 @@ func countCalls(s *vsphere.Session) *counting {
 func TestPropertyMismatchFailsBeforeAnyUpload(t *testing.T) {
 	s := connect(t)
 	calls := countCalls(s)
-	ova := writeOVA(t, "node-wrong-props", ovagen.Options{})
+	name := uniq("node-wrong-props")
+	ova := writeOVA(t, name, ovagen.Options{})
 	want := ovagen.DefaultProperties()
 	want["KUBERNETES_SEMVER"] = "v1.32.0+vmware.1"
 	want["DISTRO_NAME"] = "photon"
 	want["IMAGE_TYPE"] = "node"
 	_, err := importOne(t, s, vsphere.OVA{Source: ova.Path, Properties: want}, nil)
-	mustContain(t, err, "OVA node-wrong-props.ova (node-wrong-props.ovf): 3 vApp properties do not match the config",
+	mustContain(t, err, "OVA "+name+".ova ("+name+".ovf): 3 vApp properties do not match the config",
 		`DISTRO_NAME: expected "photon", found "ubuntu"`,
 		`KUBERNETES_SEMVER: expected "v1.32.0+vmware.1", found "v1.33.1+vmware.1"`,
 		`IMAGE_TYPE: expected "node", property missing`, "the OVF has: DISTRO_ARCH", "nothing was uploaded")
 	if n := calls.n.Load(); n != 0 {
 		t.Errorf("%d vCenter calls before the property check failed; want none", n)
 	}
-	if vmByName(t, s, "node-wrong-props") != nil || len(vmsWithPrefix(t, s, "node-wrong-props")) != 0 {
+	if vmByName(t, s, name) != nil || len(vmsWithPrefix(t, s, name)) != 0 {
 		t.Error("a VM was created")
 	}
 	// The same OVA with matching properties imports.
