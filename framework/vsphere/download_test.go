@@ -133,3 +133,22 @@ func TestURLSourceBoundsAndChecksBeforeVCenter(t *testing.T) {
 		})
 	}
 }
+
+// An interrupted download (Ctrl-C, suite timeout) removes its file and the
+// private download folder.
+func TestInterruptedDownloadLeavesNothing(t *testing.T) {
+	s := connect(t)
+	ova := writeOVA(t, "node-dl-cut", ovagen.Options{DataSize: 4 << 20})
+	srv, _ := ovaServer(t, ova.Path, true)
+	parent := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &cancelOnWrite{trigger: "downloading node-dl-cut.ova", cancel: cancel}
+	in := input(nil, vsphere.OVA{Source: srv.URL + "/node-dl-cut.ova", SHA256: ova.SHA256})
+	in.Progress, in.ProgressEvery, in.DownloadDir = out, 5*time.Millisecond, parent
+	_, err := s.ImportOVAs(ctx, in)
+	mustContain(t, err, "context canceled")
+	if left, _ := filepath.Glob(filepath.Join(parent, "*")); len(left) != 0 {
+		t.Errorf("interrupted download left %v:\n%s", left, out.String())
+	}
+}
