@@ -170,6 +170,13 @@ func (o *ovaImport) finish(ctx context.Context, vm *object.VirtualMachine, name,
 		return cause
 	}
 	if action == Replaced {
+		// Another run may have replaced it meanwhile: then the name's holder decides, as below.
+		if cur, err := old.vm.ObjectName(ctx); err == nil && cur != name {
+			o.rep.printf("the template this run was to replace was renamed to %s meanwhile (another run replacing it?)", cur)
+			action = Imported
+		}
+	}
+	if action == Replaced {
 		aside := asideName(name, time.Now())
 		if err := o.rename(ctx, old.vm, aside); err != nil {
 			return removeOurs(fmt.Errorf("renaming the old template %s aside to %s: %w; it is unchanged", old.path, aside, err))
