@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -151,7 +152,7 @@ func vsphereSession(ctx context.Context, env *Env, connect config.Interval) (*vs
 		in = sim.SessionInput()
 	} else {
 		in = vsphere.SessionInput{Server: cfg.Server, Username: cfg.Username, Password: cfg.Password.Reveal(),
-			Thumbprint: cfg.TLSThumbprint, Insecure: cfg.Insecure}
+			Thumbprint: cfg.TLSThumbprint, Insecure: cfg.Insecure, CAFile: cfg.CAFile}
 	}
 	in.ConnectTimeout, in.Redactor = connect.Timeout, env.Redactor
 	s, err := vsphere.Connect(ctx, in)
@@ -192,14 +193,15 @@ func generateTestOVAs(env *Env, ovas []config.OVA) error {
 func importOVAs(ctx context.Context, env *Env, in OVASpecInput, s *vsphere.Session) ([]vsphere.Result, error) {
 	var ovas []vsphere.OVA
 	for _, o := range in.OVAs {
-		ovas = append(ovas, vsphere.OVA{Source: o.Source, Name: o.Name})
+		ovas = append(ovas, vsphere.OVA{Source: o.Source, Name: o.Name, SHA256: o.SHA256, Properties: o.Properties})
 	}
 	return s.ImportOVAs(ctx, vsphere.ImportInput{
 		Placement:    in.Placement,
 		OVAs:         ovas,
 		Concurrency:  in.Concurrency,
 		Replace:      in.Replace,
-		DownloadDir:  env.Path("ova-downloads"),
+		RunID:        env.State.RunID,
+		Downloads:    runDownloads(env),
 		Timeout:      in.Import.Timeout,
 		PollInterval: in.Import.Poll,
 		Progress:     env.Out,
@@ -207,6 +209,25 @@ func importOVAs(ctx context.Context, env *Env, in OVASpecInput, s *vsphere.Sessi
 		Recorder:     env.State,
 		CreatedBy:    "ova",
 	})
+}
+
+// ovaDownloads keeps each run's downloaded OVAs (by *Env) between the
+// stage's imports, so a URL is fetched once per run.
+var ovaDownloads sync.Map
+
+// runDownloads is the run's OVA download cache: a 0700 folder beside the
+// run's kubeconfigs (never under the collected artifacts folder), removed by
+// the run's closers on every exit, interrupted runs included.
+func runDownloads(env *Env) *vsphere.Downloads {
+	fresh := &vsphere.Downloads{Parent: env.KubeconfigDir, MaxSize: env.Config.OVA.MaxDownloadBytes()}
+	v, loaded := ovaDownloads.LoadOrStore(env, fresh)
+	if !loaded {
+		env.AddCloser("ova downloads", func(context.Context) error {
+			ovaDownloads.Delete(env)
+			return fresh.Close()
+		})
+	}
+	return v.(*vsphere.Downloads)
 }
 
 func expectedProperties(ovas []config.OVA, template string) map[string]string {
@@ -222,6 +243,12 @@ func reportImports(env *Env, results []vsphere.Result) {
 	var b strings.Builder
 	for _, r := range results {
 		fmt.Fprintf(&b, "%-40s %-9s %8.1f MiB %6.2fs sha256:%s\n", r.Name, r.Action, float64(r.Bytes)/(1<<20), r.Duration.Seconds(), short(r.SHA256))
+		if r.Kept != "" {
+			fmt.Fprintf(&b, "    kept the replaced template as %s (delete it by hand when nothing clones from it)\n", r.Kept)
+		}
+		for _, l := range r.LeftAlone {
+			fmt.Fprintf(&b, "    left alone: %s\n", l)
+		}
 	}
 	AddReportEntry("ova imports", b.String())
 	env.Printf("[ova] templates:\n%s", b.String())

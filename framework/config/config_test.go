@@ -272,7 +272,6 @@ func TestVSphereProfileRequiresSiteVariables(t *testing.T) {
 	_, ps := load(t, p, nil)
 	expectProblem(t, ps, "vsphere.server", "VSPHERE_SERVER is not set")
 	expectProblem(t, ps, "vsphere.password", "VSPHERE_PASSWORD is not set")
-	expectProblem(t, ps, "vsphere.tlsThumbprint", "VSPHERE_INSECURE=true")
 	expectProblem(t, ps, "vsphere.username", "VSPHERE_USERNAME")
 }
 

@@ -84,14 +84,19 @@ type VSphere struct {
 	// password in a config file is rejected.
 	Password     Secret `yaml:"password"`
 	PasswordFile string `yaml:"passwordFile"`
-	// TLSThumbprint pins the server certificate (SHA-1, colon separated); or set Insecure.
+	// TLSThumbprint pins the server certificate (SHA-1, colon separated); or
+	// set Insecure. With neither, the certificate is verified against the
+	// system's trusted roots plus CAFile.
 	TLSThumbprint string `yaml:"tlsThumbprint"`
 	Insecure      bool   `yaml:"insecure"`
-	Datacenter    string `yaml:"datacenter"`
-	Folder        string `yaml:"folder"`
-	Datastore     string `yaml:"datastore"`
-	ResourcePool  string `yaml:"resourcePool"`
-	Network       string `yaml:"network"`
+	// CAFile is a PEM bundle of CA certificates (vCenter's VMCA root, say)
+	// trusted in addition to the system roots; checked at load.
+	CAFile       string `yaml:"caFile"`
+	Datacenter   string `yaml:"datacenter"`
+	Folder       string `yaml:"folder"`
+	Datastore    string `yaml:"datastore"`
+	ResourcePool string `yaml:"resourcePool"`
+	Network      string `yaml:"network"`
 	// StoragePolicy is CAPV's VSPHERE_STORAGE_POLICY; empty uses the datastore.
 	StoragePolicy string `yaml:"storagePolicy"`
 	// SSHAuthorizedKey is put on every node (CAPV's VSPHERE_SSH_AUTHORIZED_KEY).
@@ -126,8 +131,13 @@ type Rehearsal struct {
 type OVAStage struct {
 	// Concurrency is how many OVAs import at once.
 	Concurrency int `yaml:"concurrency"`
-	// Replace re-imports a template whose sha256 differs instead of failing.
+	// Replace imports an OVA whose template name is taken by a template of
+	// another OVA: the old template is renamed aside (<name>.replaced-<time>)
+	// and kept, the new one takes the name. Without it that is an error.
 	Replace bool `yaml:"replace"`
+	// MaxDownloadSize bounds one OVA downloaded from a URL, e.g. "20Gi"
+	// (the default); a larger download stops with an error.
+	MaxDownloadSize string `yaml:"maxDownloadSize"`
 	// Images are the OVAs to import.
 	Images []OVA `yaml:"images"`
 }
@@ -139,10 +149,15 @@ type OVA struct {
 	// Source is a local path or an http(s) URL. With Generate set, the OVA is
 	// written there first (test OVAs are generated, never committed).
 	Source string `yaml:"source"`
+	// SHA256 of the whole OVA (from the release's checksum file), checked
+	// before vCenter is asked anything. Required for an http:// source,
+	// optional for https and local files.
+	SHA256 string `yaml:"sha256"`
 	// Generate synthesizes a test OVA carrying Properties (local profile).
 	Generate *GenerateOVA `yaml:"generate"`
 	// Properties are the vApp properties the template must carry
-	// (VERSION, KUBERNETES_SEMVER, DISTRO_NAME, DISTRO_VERSION, DISTRO_ARCH).
+	// (VERSION, KUBERNETES_SEMVER, DISTRO_NAME, DISTRO_VERSION, DISTRO_ARCH);
+	// they are checked in the OVA's descriptor before it is uploaded.
 	Properties map[string]string `yaml:"properties"`
 }
 

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net/url"
 	"os"
@@ -30,6 +32,9 @@ func (c *Config) defaults() {
 	}
 	if c.OVA.Concurrency == 0 {
 		c.OVA.Concurrency = 4
+	}
+	if c.OVA.MaxDownloadSize == "" {
+		c.OVA.MaxDownloadSize = "20Gi"
 	}
 	for _, cl := range []*WorkloadCluster{&c.Clusters.Management, &c.Clusters.Workload} {
 		if cl.Namespace == "" {
@@ -62,6 +67,7 @@ func (c *Config) resolvePaths(idx nodeIndex) {
 	}
 	fix("clusterctl.configPath", &c.Clusterctl.ConfigPath)
 	fix("vsphere.passwordFile", &c.VSphere.PasswordFile)
+	fix("vsphere.caFile", &c.VSphere.CAFile)
 	fix("addons.cniManifest", &c.Addons.CNIManifest)
 	fix("addons.kappControllerManifest", &c.Addons.KappControllerManifest)
 	fix("placement.matrix", &c.Placement.Matrix)
@@ -191,15 +197,49 @@ func (c *Config) validateVSphere(add func(key, msg, fix string)) Problems {
 	if v.Server != "" && strings.Contains(v.Server, "/") && !strings.HasPrefix(v.Server, "https://") {
 		add("vsphere.server", fmt.Sprintf("%q is neither a host name nor an https URL", v.Server), "write vcenter.example.com or https://vcenter.example.com/sdk")
 	}
-	if v.TLSThumbprint == "" && !v.Insecure {
-		add("vsphere.tlsThumbprint", "no way to trust the vCenter certificate", "export VSPHERE_TLS_THUMBPRINT (govc about.cert -thumbprint) or VSPHERE_INSECURE=true")
+	// With neither thumbprint nor insecure, the system roots plus caFile are trusted.
+	if v.CAFile != "" {
+		checkCAFile(add, "vsphere.caFile", v.CAFile)
 	}
 	return nil
+}
+
+// checkCAFile reports a CA bundle that is unreadable or holds no PEM
+// certificate, at load rather than at the first connection.
+func checkCAFile(add func(key, msg, fix string), key, path string) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		add(key, fmt.Sprintf("cannot read the CA file %s: %v", path, unwrapPathErr(err)), "point it at a readable PEM bundle (relative paths are relative to the config file)")
+		return
+	}
+	n := 0
+	for rest := b; ; {
+		var blk *pem.Block
+		blk, rest = pem.Decode(rest)
+		if blk == nil {
+			break
+		}
+		if blk.Type != "CERTIFICATE" {
+			continue
+		}
+		if _, err := x509.ParseCertificate(blk.Bytes); err != nil {
+			add(key, fmt.Sprintf("%s holds a certificate that does not parse: %v", path, err), "give the CA bundle as PEM certificates")
+			return
+		}
+		n++
+	}
+	if n == 0 {
+		add(key, fmt.Sprintf("%s holds no PEM certificate (-----BEGIN CERTIFICATE-----)", path),
+			"give vCenter's CA bundle in PEM form, or set tlsThumbprint (govc about.cert -thumbprint) instead")
+	}
 }
 
 func (c *Config) validateOVAs(add func(key, msg, fix string)) {
 	if c.OVA.Concurrency < 1 {
 		add("ova.concurrency", "must be at least 1", "set ova.concurrency: 4")
+	}
+	if n := parseQuantity(c.OVA.MaxDownloadSize); n <= 0 {
+		add("ova.maxDownloadSize", fmt.Sprintf("%q is not a positive size", c.OVA.MaxDownloadSize), "write bytes or a number with Ki, Mi or Gi, e.g. 20Gi")
 	}
 	seen := map[string]bool{}
 	for i, o := range c.OVA.Images {
@@ -218,11 +258,23 @@ func (c *Config) validateOVAs(add func(key, msg, fix string)) {
 				add(key+".generate.diskMiB", "must be at least 1", "set diskMiB: 1")
 			}
 		case isURL(o.Source):
+			if o.SHA256 == "" && strings.HasPrefix(strings.ToLower(o.Source), "http://") {
+				add(key+".source", "an http:// OVA source needs its sha256: nothing else authenticates the download",
+					"add sha256: <64 hex digits> from the release's checksum file to this image, or use an https URL")
+			}
 		default:
 			c.checkReadable(add, key+".source", o.Source, "the OVA")
 		}
+		if o.SHA256 != "" && !sha256Hex.MatchString(o.SHA256) {
+			add(key+".sha256", fmt.Sprintf("%q is not a sha256 (64 hex digits)", o.SHA256), "copy the OVA's line from the release's checksum file (sha256sum)")
+		}
 	}
 }
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
+
+// MaxDownloadBytes parses ova.maxDownloadSize.
+func (o OVAStage) MaxDownloadBytes() int64 { return parseQuantity(o.MaxDownloadSize) }
 
 func (c *Config) checkReadable(add func(key, msg, fix string), key, path, what string) {
 	f, err := os.Open(path)
@@ -302,8 +354,11 @@ func (c *Config) validateClusters(add func(key, msg, fix string)) {
 }
 
 // ByteSize parses artifacts.maxFileSize.
-func (a Artifacts) ByteSize() int64 {
-	m := quantity.FindStringSubmatch(a.MaxFileSize)
+func (a Artifacts) ByteSize() int64 { return parseQuantity(a.MaxFileSize) }
+
+// parseQuantity reads bytes or a number with Ki, Mi or Gi; 0 when it is not one.
+func parseQuantity(q string) int64 {
+	m := quantity.FindStringSubmatch(q)
 	if m == nil {
 		return 0
 	}

@@ -16,11 +16,13 @@ import (
 
 // ovaImport is the import of one OVA; ImportOVAs makes one per OVA.
 type ovaImport struct {
-	s   *Session
-	t   *Target
-	in  *ImportInput
-	ova OVA
-	rep *reporter
+	s       *Session
+	resolve func() (*Target, error)
+	t       *Target
+	dl      *Downloads
+	in      *ImportInput
+	ova     OVA
+	rep     *reporter
 }
 
 func (o *ovaImport) waits() taskWaits {
@@ -55,7 +57,8 @@ func (o *ovaImport) run(ctx context.Context) (res Result) {
 	ctx, cancel := context.WithTimeout(ctx, o.in.Timeout)
 	defer cancel()
 
-	src, err := fetch(ctx, o.ova.Source, o.in.DownloadDir, o.rep)
+	// Everything about the bytes is checked before vCenter is asked anything.
+	src, err := fetch(ctx, o.ova.Source, o.dl, o.rep)
 	if err != nil {
 		res.Err = o.timeoutOr(ctx, err)
 		return res
@@ -64,7 +67,8 @@ func (o *ovaImport) run(ctx context.Context) (res Result) {
 	res.SHA256 = src.sha256
 	o.rep.printf("%s is %s, sha256 %s", res.Source, mib(src.size), src.sha256)
 	if o.ova.SHA256 != "" && !strings.EqualFold(o.ova.SHA256, src.sha256) {
-		res.Err = fmt.Errorf("OVA %s has sha256 %s but the config expects %s: wrong or corrupt download", res.Source, src.sha256, strings.ToLower(o.ova.SHA256))
+		res.Err = fmt.Errorf("OVA %s has sha256 %s but the config expects %s: wrong or corrupt download (nothing was sent to vCenter)",
+			res.Source, src.sha256, strings.ToLower(o.ova.SHA256))
 		return res
 	}
 	info, err := InspectOVA(src.path, o.in.AllowMissingManifest)
@@ -72,61 +76,91 @@ func (o *ovaImport) run(ctx context.Context) (res Result) {
 		res.Err = err
 		return res
 	}
+	if len(o.ova.Properties) > 0 {
+		if err := CompareProperties(name, info.vappProperties(), o.ova.Properties); err != nil {
+			if pe, ok := err.(*PropertyError); ok {
+				pe.Source = fmt.Sprintf("OVA %s (%s)", sourceBase(o.ova.Source), info.OVFName)
+			}
+			res.Err = fmt.Errorf("%w; nothing was uploaded: fix ova.images[].properties or use the right OVA", err)
+			return res
+		}
+	}
 	if err := o.checkNetworks(info); err != nil {
 		res.Err = err
 		return res
 	}
 
-	action, err := o.prepare(ctx, name, src.sha256, &res)
+	if o.t, err = o.resolve(); err != nil {
+		res.Err = err
+		return res
+	}
+	action, ex, err := o.prepare(ctx, name, src.sha256, &res)
 	if err != nil || action == Reused {
 		res.Err = o.timeoutOr(ctx, err)
 		return res
 	}
-	ref, n, err := o.upload(ctx, name, src, info)
+	o.sweep(ctx, name, &res)
+	tmp := tempName(name, o.in.RunID)
+	activeImports.Store(tmp, true)
+	defer activeImports.Delete(tmp)
+	meta := &importMeta{Run: o.in.RunID, Started: time.Now(), Timeout: o.in.Timeout}
+	vm, n, err := o.upload(ctx, name, tmp, src, info, meta)
 	if err != nil {
 		res.Err = o.timeoutOr(ctx, err)
 		return res
 	}
-	res.Action, res.Ref, res.Bytes = action, ref, n
+	if err := o.finish(ctx, vm, name, src.sha256, action, ex, &res); err != nil {
+		res.Err = o.timeoutOr(ctx, err)
+		return res
+	}
+	if res.Action == Reused {
+		return res
+	}
+	res.Action, res.Ref, res.Bytes = action, vm.Reference(), n
 	res.Path = path.Join(o.t.Folder.InventoryPath, name)
 	o.rep.printf("%s as template %s in %s", action, res.Path, time.Since(start).Round(10*time.Millisecond))
 	return res
 }
 
 // prepare applies the idempotency rules to a same-named VM, if there is one,
-// and returns what the import will be: Imported, Reused or Replaced.
-func (o *ovaImport) prepare(ctx context.Context, name, sha string, res *Result) (Action, error) {
+// and returns what the import will be: Imported, Reused or Replaced (with the
+// template to rename aside). It deletes nothing: an import runs under a
+// temporary name and only a finished template takes the final name, so a
+// same-named VM that is not a template is no import in progress of this
+// harness and is not the harness's to remove.
+func (o *ovaImport) prepare(ctx context.Context, name, sha string, res *Result) (Action, *existingVM, error) {
 	ex, err := findByName(ctx, o.s, o.t, name)
 	if err != nil || ex == nil {
-		return Imported, err
+		return Imported, nil, err
 	}
 	folder := o.t.Folder.InventoryPath
 	switch {
 	case !ex.inFolder:
-		return "", fmt.Errorf("a VM named %q already exists at %s, outside the target folder %s; "+
+		return "", nil, fmt.Errorf("a VM named %q already exists at %s, outside the target folder %s; "+
 			"the harness does not touch it: pick another template name or remove it", name, ex.path, folder)
 	case ex.template && ex.sha256 == sha:
 		res.Action, res.Path, res.Ref = Reused, ex.path, ex.vm.Reference()
 		o.rep.printf("reusing template %s: it was imported from the same OVA (sha256 %s)", ex.path, sha)
-		return Reused, nil
+		return Reused, nil, nil
 	case !ex.template && ex.sha256 != "":
-		// Only this package writes the sha line, and only marks the VM a template
-		// once the upload completed: this is the leftover of an interrupted import.
-		o.rep.printf("removing %s, a leftover of an interrupted import (a VM, not a template)", ex.path)
-		return Imported, o.destroy(ctx, ex.vm)
+		return "", nil, fmt.Errorf("a VM (not a template) named %q exists at %s and carries the harness's sha256 annotation: "+
+			"the leftover of an import by an older harness version, or a template someone turned into a VM. "+
+			"The harness does not delete it (it may be in use): check, then delete or rename it by hand", name, ex.path)
 	case !ex.template:
-		return "", fmt.Errorf("a VM (not a template) named %q already exists at %s and was not imported by the harness; "+
+		return "", nil, fmt.Errorf("a VM (not a template) named %q already exists at %s and was not imported by the harness; "+
 			"remove or rename it, or pick another template name", name, ex.path)
 	case !o.in.Replace:
 		found := "no OVA sha256 in its annotation"
 		if ex.sha256 != "" {
 			found = "sha256 " + ex.sha256
 		}
-		return "", fmt.Errorf("template %s already exists with %s, but %s has sha256 %s: it was imported from another OVA; "+
-			"set replace: true to delete and re-import it, or give this OVA another template name", ex.path, found, res.Source, sha)
+		return "", nil, fmt.Errorf("template %s already exists with %s, but %s has sha256 %s: it was imported from another OVA; "+
+			"set replace: true to import this one under the name (the old template is renamed aside and kept), "+
+			"or give this OVA another template name", ex.path, found, res.Source, sha)
 	}
-	o.rep.printf("replacing template %s (sha256 %s) with the OVA's (sha256 %s)", ex.path, orNone(ex.sha256), sha)
-	return Replaced, o.destroy(ctx, ex.vm)
+	o.rep.printf("replacing template %s (sha256 %s) with the OVA's (sha256 %s); the old one will be renamed aside and kept",
+		ex.path, orNone(ex.sha256), sha)
+	return Replaced, ex, nil
 }
 
 func (o *ovaImport) destroy(ctx context.Context, vm *object.VirtualMachine) error {
@@ -140,7 +174,7 @@ func (o *ovaImport) destroy(ctx context.Context, vm *object.VirtualMachine) erro
 // checkNetworks rejects a mapping for a network the OVF does not have; the
 // importer would only log a warning and leave the NIC on the default network.
 func (o *ovaImport) checkNetworks(info *OVAInfo) error {
-	for ovfNet := range o.t.Placement.NetworkMapping {
+	for ovfNet := range o.in.Placement.NetworkMapping {
 		found := false
 		for _, n := range info.Networks {
 			found = found || n == ovfNet
@@ -177,14 +211,15 @@ func (o *ovaImport) timeoutOr(ctx context.Context, err error) error {
 }
 
 // recordCreating puts the template into the run state before it exists, so
-// an interrupted run leaves a state file that says what may exist.
-func (o *ovaImport) recordCreating(path, sha string) {
+// an interrupted run leaves a state file that says what may exist: the
+// temporary VM, until it is renamed to path.
+func (o *ovaImport) recordCreating(path, tmp, sha string) {
 	if o.in.Recorder == nil {
 		return
 	}
 	r := run.Resource{Kind: ResourceKind, Name: path, State: "creating", CreatedBy: o.in.CreatedBy,
-		DeleteHint: fmt.Sprintf("govc vm.destroy -dc=%q %q", o.t.Datacenter.Name(), path),
-		Attributes: map[string]string{"sha256": sha, "server": o.s.URL.String(), "source": displaySource(o.ova.Source)}}
+		DeleteHint: fmt.Sprintf("govc vm.destroy -dc=%q %q (while importing it is %q)", o.t.Datacenter.Name(), path, tmp),
+		Attributes: map[string]string{"sha256": sha, "server": o.s.URL.String(), "source": displaySource(o.ova.Source), "importingAs": tmp, "run": o.in.RunID}}
 	if err := o.in.Recorder.PutResource(r); err != nil {
 		o.rep.printf("warning: recording %s in the run state failed: %v", path, err)
 	}

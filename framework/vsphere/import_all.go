@@ -10,15 +10,23 @@ import (
 // ImportOVAs imports every OVA of the input as a template, at most
 // in.Concurrency at a time, and returns one Result per OVA in input order.
 // An OVA that fails does not stop the others; the error lists every failure.
-// Bad input and a placement that does not resolve fail before anything starts.
+// Bad input fails before anything starts. Each OVA is made local, checked
+// against its sha256, inspected and its vApp properties compared with the
+// expected ones before vCenter is asked anything: the placement is resolved
+// (once) by the first OVA that passed those checks.
 func (s *Session) ImportOVAs(ctx context.Context, in ImportInput) ([]Result, error) {
 	if err := in.validate(); err != nil {
 		return nil, err
 	}
-	t, err := s.Resolve(ctx, in.Placement)
-	if err != nil {
-		return nil, err
+	if in.RunID == "" {
+		in.RunID = "adhoc-" + randomSuffix()
 	}
+	dl := in.Downloads
+	if dl == nil {
+		dl = &Downloads{Parent: in.DownloadDir, MaxSize: in.MaxDownloadSize}
+		defer func() { _ = dl.Close() }()
+	}
+	resolve := sync.OnceValues(func() (*Target, error) { return s.Resolve(ctx, in.Placement) })
 	workers := max(in.Concurrency, 1)
 	out := &lineWriter{w: in.Progress}
 	results := make([]Result, len(in.OVAs))
@@ -38,7 +46,7 @@ func (s *Session) ImportOVAs(ctx context.Context, in ImportInput) ([]Result, err
 			defer wg.Done()
 			defer func() { <-sem }()
 			rep := &reporter{out: out, prefix: in.Prefix, name: o.TemplateName(), every: in.ProgressEvery}
-			imp := &ovaImport{s: s, t: t, in: &in, ova: o, rep: rep}
+			imp := &ovaImport{s: s, resolve: resolve, dl: dl, in: &in, ova: o, rep: rep}
 			results[i] = imp.run(ctx)
 		}()
 	}

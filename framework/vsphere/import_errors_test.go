@@ -37,8 +37,8 @@ func TestBrokenOVAsFailClearlyAndLeaveNothing(t *testing.T) {
 			if r.Action != vsphere.Failed || r.Error == "" {
 				t.Errorf("result = %+v, want failed with its error", r)
 			}
-			if vm := vmByName(t, s, name); vm != nil {
-				t.Errorf("%s left VM %s behind", c.brk, vm.Self)
+			if left := leftBehind(t, s, name); len(left) > 0 {
+				t.Errorf("%s left VMs behind: %v", c.brk, left)
 			}
 		})
 	}
@@ -122,6 +122,8 @@ func TestImportInputIsCheckedFirst(t *testing.T) {
 			OVAs: []vsphere.OVA{{Source: ova.Path}, {Source: "/elsewhere/node-input.ova"}}}, `would both become template "node-input"`},
 		"bad sha": {vsphere.ImportInput{Placement: placement, Timeout: time.Minute, OVAs: []vsphere.OVA{{Source: ova.Path, SHA256: "abc"}}},
 			`sha256 "abc" is not 64 hex digits`},
+		"http without sha": {vsphere.ImportInput{Placement: placement, Timeout: time.Minute, OVAs: []vsphere.OVA{{Source: "http://builds.example/node.ova"}}},
+			"OVA http://builds.example/node.ova: an http:// source needs its sha256"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := s.ImportOVAs(context.Background(), c.in)
@@ -189,12 +191,24 @@ func TestInterruptedImportRemovesTheVM(t *testing.T) {
 			in.Progress, in.ProgressEvery = out, 5*time.Millisecond
 			_, err := s.ImportOVAs(ctx, in)
 			mustContain(t, err, "context canceled")
-			if vm := vmByName(t, s, "node-interrupted"); vm != nil {
-				t.Errorf("interrupted import left VM %s:\n%s", vm.Self, out.String())
+			if left := leftBehind(t, s, "node-interrupted"); len(left) > 0 {
+				t.Errorf("interrupted import left VMs %v:\n%s", left, out.String())
 			}
 			if strings.Contains(trigger, "uploading") && !strings.Contains(out.String(), "removed the half-imported VM /DC0/vm/node-interrupted") {
 				t.Errorf("no cleanup reported:\n%s", out.String())
 			}
 		})
 	}
+}
+
+// leftBehind names the VMs called name or name.<anything> (an import's temporary VM).
+func leftBehind(t *testing.T, s *vsphere.Session, name string) []string {
+	t.Helper()
+	var out []string
+	for _, vm := range vmsWithPrefix(t, s, name) {
+		if vm.Name == name || strings.HasPrefix(vm.Name, name+".") {
+			out = append(out, vm.Name)
+		}
+	}
+	return out
 }

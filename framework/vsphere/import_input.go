@@ -19,8 +19,15 @@ type OVA struct {
 	// Name of the template; defaults to the OVA file name without ".ova".
 	Name string `json:"name,omitempty"`
 	// SHA256 the whole OVA must have (from the release's checksum file);
-	// empty skips that check. The manifest is verified either way.
+	// empty skips that check. Required for an http:// source, whose bytes
+	// nothing else authenticates. It is checked on the local file (the
+	// download, for a URL) before vCenter is asked anything. The manifest is
+	// verified either way.
 	SHA256 string `json:"sha256,omitempty"`
+	// Properties are the vApp properties (id -> value) the OVA must carry.
+	// They are checked against the OVF descriptor before anything is
+	// uploaded; properties not listed are not checked.
+	Properties map[string]string `json:"properties,omitempty"`
 }
 
 // TemplateName is the name the template gets.
@@ -44,16 +51,34 @@ type ImportInput struct {
 	OVAs      []OVA
 	// Concurrency is how many OVAs are imported at once; 0 means 1.
 	Concurrency int
-	// Replace deletes a same-named template imported from another OVA and
-	// imports again; without it that is an error.
+	// Replace imports an OVA whose template name is taken by a template from
+	// another OVA: the new template is imported under a temporary name, the
+	// old one is renamed aside (<name>.replaced-<time>) and kept, so clones
+	// that refer to it keep working, and the new one takes the name. Without
+	// it that is an error.
 	Replace bool
 	// AllowMissingManifest accepts an OVA without .mf (its disks are then not verified).
 	AllowMissingManifest bool
 	// DiskProvisioning is thin (default), thick or eagerZeroedThick.
 	DiskProvisioning string
-	// DownloadDir holds URL sources while they are imported; default the OS temp dir.
+	// RunID names the run on the temporary VM of each import
+	// (<name>.importing-<run hash>.<random>) and in its annotation, so that
+	// runs sharing a vCenter never take each other's imports for leftovers.
+	// Empty means a random ID for this call.
+	RunID string
+	// Downloads holds the run's downloaded URL sources (one download per URL
+	// per run); the caller closes it. Nil means a private one in DownloadDir,
+	// removed before ImportOVAs returns.
+	Downloads *Downloads
+	// DownloadDir is the parent of the private download folder; default the
+	// OS temp dir. Unused when Downloads is set.
 	DownloadDir string
+	// MaxDownloadSize bounds one download of the private Downloads; 0 means
+	// DefaultMaxDownloadSize.
+	MaxDownloadSize int64
 	// Timeout bounds the import of one OVA (download, upload, template). Required.
+	// It is also how old another run's temporary import VM must be before
+	// this run takes it for the leftover of a dead run and removes it.
 	Timeout time.Duration
 	// CleanupTimeout bounds deleting what a failed import left; default 2m.
 	CleanupTimeout time.Duration
@@ -75,11 +100,13 @@ type ImportInput struct {
 type Action string
 
 const (
-	// Imported: no template of that name existed (or only a leftover of an interrupted import); it was imported.
+	// Imported: no template of that name existed; it was imported.
 	Imported Action = "imported"
-	// Reused: a template of that name from the same OVA (same sha256) was kept.
+	// Reused: a template of that name from the same OVA (same sha256) was
+	// kept, including one another run finished while this one imported.
 	Reused Action = "reused"
-	// Replaced: a template of that name from another OVA was deleted and imported again (Replace).
+	// Replaced: a template of that name from another OVA was renamed aside
+	// (see Result.Kept) and the OVA imported under the name (Replace).
 	Replaced Action = "replaced"
 	// Failed: see Result.Err.
 	Failed Action = "failed"
@@ -99,6 +126,14 @@ type Result struct {
 	Ref      types.ManagedObjectReference `json:"ref"`
 	Err      error                        `json:"-"`
 	Error    string                       `json:"error,omitempty"`
+	// Kept is the inventory path the replaced template was renamed to (Replaced).
+	Kept string `json:"kept,omitempty"`
+	// Removed are temporary import VMs this import deleted: leftovers of this
+	// run, or of another run older than the import timeout.
+	Removed []string `json:"removed,omitempty"`
+	// LeftAlone are VMs near the template's name this import did not touch
+	// (another run's import in progress), each with the reason.
+	LeftAlone []string `json:"leftAlone,omitempty"`
 }
 
 // ResourceKind is the run-state kind of an imported template.
@@ -132,12 +167,31 @@ func (in *ImportInput) validate() error {
 				displaySource(prev), displaySource(o.Source), name))
 		}
 		seen[name] = o.Source
-		if o.SHA256 != "" && len(o.SHA256) != 64 {
+		if o.SHA256 != "" && !isSHA256(o.SHA256) {
 			errs = append(errs, fmt.Errorf("OVA %s: sha256 %q is not 64 hex digits", displaySource(o.Source), o.SHA256))
 		}
+		if o.SHA256 == "" && strings.HasPrefix(o.Source, "http://") {
+			errs = append(errs, fmt.Errorf("OVA %s: an http:// source needs its sha256 (nothing else authenticates the bytes); "+
+				"set it from the release's checksum file, or use https", displaySource(o.Source)))
+		}
+	}
+	if in.MaxDownloadSize < 0 {
+		errs = append(errs, fmt.Errorf("MaxDownloadSize %d must be >= 0", in.MaxDownloadSize))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("invalid OVA import input: %w", errors.Join(errs...))
 	}
 	return nil
+}
+
+func isSHA256(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", c) {
+			return false
+		}
+	}
+	return true
 }

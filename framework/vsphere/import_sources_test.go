@@ -29,7 +29,7 @@ func TestImportFromURLDownloadsOnceAndCleansUp(t *testing.T) {
 	var progress syncBuffer
 	// Credentials and a token in the URL must not reach progress, results or the annotation.
 	src := strings.Replace(srv.URL, "http://", "http://builder:s3cret@", 1) + "/builds/node-url.ova?token=t0ken"
-	r, err := importOne(t, s, vsphere.OVA{Source: src}, func(in *vsphere.ImportInput) { in.DownloadDir, in.Progress = dl, &progress })
+	r, err := importOne(t, s, vsphere.OVA{Source: src, SHA256: ova.SHA256}, func(in *vsphere.ImportInput) { in.DownloadDir, in.Progress = dl, &progress })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestImportFromURLDownloadsOnceAndCleansUp(t *testing.T) {
 		t.Errorf("download dir not cleaned: %v", left)
 	}
 
-	_, err = importOne(t, s, vsphere.OVA{Source: srv.URL + "/builds/gone.ova"}, func(in *vsphere.ImportInput) { in.DownloadDir = dl })
+	_, err = importOne(t, s, vsphere.OVA{Source: srv.URL + "/builds/gone.ova", SHA256: ova.SHA256}, func(in *vsphere.ImportInput) { in.DownloadDir = dl })
 	mustContain(t, err, "downloading OVA "+srv.URL+"/builds/gone.ova: server answered 404 Not Found")
 }
 

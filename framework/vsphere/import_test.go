@@ -107,8 +107,20 @@ func TestSameNameOtherOVAIsAnErrorUnlessReplace(t *testing.T) {
 		t.Fatal(err)
 	}
 	vm := vmByName(t, s, "node-swap")
-	if r.Action != vsphere.Replaced || vm == nil || vm.Self == first.Ref || vsphere.AnnotationSHA256(vm.Config.Annotation) != b.SHA256 {
+	if r.Action != vsphere.Replaced || vm == nil || vm.Self == first.Ref || vsphere.AnnotationSHA256(vm.Config.Annotation) != b.SHA256 || !vm.Config.Template {
 		t.Errorf("replace: result %+v, template %+v; want a new template with sha %s", r, vm, b.SHA256)
+	}
+	// The old template is kept under its aside name, same moref (clones by
+	// it keep working), still a template with its sha.
+	if !regexp.MustCompile(`^/DC0/vm/node-swap\.replaced-\d{8}T\d{6}Z$`).MatchString(r.Kept) {
+		t.Fatalf("kept = %q, want /DC0/vm/node-swap.replaced-<time>", r.Kept)
+	}
+	old := vmByName(t, s, strings.TrimPrefix(r.Kept, "/DC0/vm/"))
+	if old == nil || old.Self != first.Ref || !old.Config.Template || vsphere.AnnotationSHA256(old.Config.Annotation) != a.SHA256 {
+		t.Errorf("old template at %s: %+v; want %v, a template with sha %s", r.Kept, old, first.Ref, a.SHA256)
+	}
+	if temps := vmsWithPrefix(t, s, "node-swap.importing-"); len(temps) != 0 {
+		t.Errorf("%d temporary VMs left", len(temps))
 	}
 }
 

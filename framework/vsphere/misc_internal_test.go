@@ -19,7 +19,7 @@ func TestTransferLineShowsBytesRateAndETA(t *testing.T) {
 
 func TestAnnotationCarriesTheSHAAndKeepsTheOVFText(t *testing.T) {
 	sha := strings.Repeat("ab", 32)
-	a := annotation(sha, "https://u:p@builds/x/node.ova?sig=1", "Cluster API vSphere image")
+	a := annotation(sha, "https://u:p@builds/x/node.ova?sig=1", "Cluster API vSphere image", nil)
 	if AnnotationSHA256(a) != sha || !strings.Contains(a, "ova: node.ova\n") || !strings.HasSuffix(a, "\nCluster API vSphere image") {
 		t.Errorf("annotation = %q", a)
 	}

@@ -37,6 +37,8 @@ type OVAInfo struct {
 	// Annotation is the OVF's annotation text.
 	Annotation string
 
+	props []VAppProperty
+
 	entries  map[string]tocEntry
 	ovf      []byte
 	manifest map[string]*library.Checksum
@@ -158,7 +160,7 @@ func (i *OVAInfo) readOVF(base string) error {
 	if vs.Annotation != nil {
 		i.Annotation = strings.TrimSpace(vs.Annotation.Annotation)
 	}
-	i.Properties = ovfProperties(env)
+	i.Properties, i.props = ovfProperties(env)
 	if env.Network != nil {
 		for _, n := range env.Network.Networks {
 			i.Networks = append(i.Networks, n.Name)
@@ -179,19 +181,40 @@ func (i *OVAInfo) readOVF(base string) error {
 	return nil
 }
 
-func ovfProperties(env *ovf.Envelope) map[string]string {
+func ovfProperties(env *ovf.Envelope) (map[string]string, []VAppProperty) {
 	props := map[string]string{}
+	var list []VAppProperty
 	for _, p := range env.VirtualSystem.Product {
-		for _, prop := range p.Property {
+		category := p.Category
+		add := func(prop ovf.Property) {
 			v := ""
 			if prop.Default != nil {
 				v = *prop.Default
 			}
 			props[prop.Key] = v
+			list = append(list, VAppProperty{ID: prop.Key, Category: category, Value: v})
+		}
+		if len(p.Items) == 0 {
+			for _, prop := range p.Property {
+				add(prop)
+			}
+			continue
+		}
+		for _, it := range p.Items {
+			if it.Category != nil {
+				category = *it.Category
+			}
+			if it.Property != nil {
+				add(*it.Property)
+			}
 		}
 	}
-	return props
+	return props, list
 }
+
+// vappProperties are the OVF's properties as the template will carry them
+// (the default is the value: node OVA properties are not user-configurable).
+func (i *OVAInfo) vappProperties() []VAppProperty { return i.props }
 
 func (i *OVAInfo) readManifest(base string, allowNoManifest bool) error {
 	names := i.withExt(".mf")

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"os"
 	"path"
@@ -52,14 +51,14 @@ func sourceBase(src string) string {
 	return filepath.Base(src)
 }
 
-// fetch makes the OVA local and hashes it. A URL is downloaded once into
-// dir, hashing as it streams (the seed run downloads node OVAs the same way):
-// the sha256 must be known before deciding whether an existing template can
-// be reused, and govmomi's TapeArchive would otherwise fetch the URL again
-// for every file in it.
-func fetch(ctx context.Context, src, dir string, rep *reporter) (*localOVA, error) {
+// fetch makes the OVA local and hashes it. A URL is downloaded once per run
+// through dl, hashing as it streams: the sha256 must be known (and checked
+// against the config) before vCenter is asked anything, and govmomi's
+// TapeArchive would otherwise fetch the URL again for every file in it. A
+// local file is read once to hash it.
+func fetch(ctx context.Context, src string, dl *Downloads, rep *reporter) (*localOVA, error) {
 	if isURL(src) {
-		return download(ctx, src, dir, rep)
+		return dl.get(ctx, src, rep)
 	}
 	f, err := os.Open(src)
 	if err != nil {
@@ -80,47 +79,6 @@ func fetch(ctx context.Context, src, dir string, rep *reporter) (*localOVA, erro
 		return nil, fmt.Errorf("hashing %s: %w", src, err)
 	}
 	return &localOVA{path: src, sha256: hex.EncodeToString(h.Sum(nil)), size: st.Size(), cleanup: func() {}}, nil
-}
-
-func download(ctx context.Context, src, dir string, rep *reporter) (*localOVA, error) {
-	shown := displaySource(src)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, src, nil)
-	if err != nil {
-		return nil, fmt.Errorf("OVA URL %s: %w", shown, err)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("downloading OVA %s: %v", shown, scrubURLError(err, src, shown))
-	}
-	defer res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("downloading OVA %s: server answered %s", shown, res.Status)
-	}
-	if dir == "" {
-		dir = os.TempDir()
-	}
-	f, err := os.CreateTemp(dir, "ova-download-*.ova")
-	if err != nil {
-		return nil, fmt.Errorf("downloading OVA %s: creating a local copy in %s: %w", shown, dir, err)
-	}
-	remove := func() { _ = os.Remove(f.Name()) }
-	rep.printf("downloading %s to %s", shown, f.Name())
-	tr := rep.transfer("downloading", sourceBase(src), res.ContentLength)
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(f, h), io.TeeReader(res.Body, countFunc(tr.add)))
-	_, summary := tr.finish()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && res.ContentLength > 0 && n != res.ContentLength {
-		err = fmt.Errorf("got %d of %d bytes", n, res.ContentLength)
-	}
-	if err != nil {
-		remove()
-		return nil, fmt.Errorf("downloading OVA %s: %v", shown, scrubURLError(err, src, shown))
-	}
-	rep.printf("downloaded %s", summary)
-	return &localOVA{path: f.Name(), sha256: hex.EncodeToString(h.Sum(nil)), size: n, cleanup: remove}, nil
 }
 
 // scrubURLError keeps a credential-bearing URL out of an error text.

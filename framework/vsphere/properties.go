@@ -74,7 +74,10 @@ type PropertyMismatch struct {
 // PropertyError lists every mismatch of a template at once, so one run shows
 // all that is wrong with an OVA rather than the first thing.
 type PropertyError struct {
-	Template   string
+	Template string
+	// Source, when set, is the OVA the properties were read from before
+	// importing; the message then names it instead of the template.
+	Source     string
 	Mismatches []PropertyMismatch
 	// Present are the property ids the template has, to spot a typo in the config.
 	Present []string
@@ -91,10 +94,18 @@ func (e *PropertyError) Error() string {
 		}
 		parts = append(parts, fmt.Sprintf("%s: expected %q, found %q", m.ID, m.Expected, m.Found))
 	}
-	msg := fmt.Sprintf("template %s: %d vApp propert%s do not match the config: %s", e.Template, len(e.Mismatches),
+	what := "template " + e.Template
+	if e.Source != "" {
+		what = e.Source
+	}
+	msg := fmt.Sprintf("%s: %d vApp propert%s do not match the config: %s", what, len(e.Mismatches),
 		plural(len(e.Mismatches), "y", "ies"), strings.Join(parts, "; "))
 	if missing {
-		msg += fmt.Sprintf(" (the template has: %s)", strings.Join(e.Present, ", "))
+		has := "the template has"
+		if e.Source != "" {
+			has = "the OVF has"
+		}
+		msg += fmt.Sprintf(" (%s: %s)", has, strings.Join(e.Present, ", "))
 	}
 	return msg
 }

@@ -2,10 +2,12 @@ package vsphere
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -29,7 +31,9 @@ type SessionInput struct {
 	// hex as vCenter shows it), for a vCenter whose CA this machine does not trust.
 	Thumbprint string
 	// CAFile is a PEM file of CA certificates to trust for vCenter (its VMCA
-	// root, say) instead of the system roots.
+	// root, say) in addition to the system roots. With neither Thumbprint nor
+	// Insecure, the certificate is verified against the system roots plus
+	// this file.
 	CAFile string
 	// Insecure skips certificate verification altogether.
 	Insecure bool
@@ -111,9 +115,11 @@ func Connect(ctx context.Context, in SessionInput) (*Session, error) {
 func login(ctx context.Context, u *url.URL, in SessionInput) (*govmomi.Client, error) {
 	sc := soap.NewClient(u, in.Insecure)
 	if in.CAFile != "" {
-		if err := sc.SetRootCAs(in.CAFile); err != nil {
-			return nil, fmt.Errorf("reading the vCenter CA file %s: %w", in.CAFile, err)
+		pool, err := CAPool(in.CAFile)
+		if err != nil {
+			return nil, err
 		}
+		sc.DefaultTransport().TLSClientConfig.RootCAs = pool
 	}
 	if in.Thumbprint != "" {
 		sc.SetThumbprint(u.Host, strings.ToUpper(strings.TrimSpace(in.Thumbprint)))
@@ -133,6 +139,25 @@ func login(ctx context.Context, u *url.URL, in SessionInput) (*govmomi.Client, e
 		return nil, err
 	}
 	return c, nil
+}
+
+// CAPool is the system's trusted roots plus the PEM certificates of file
+// (soap.Client.SetRootCAs would replace the system roots instead). A file
+// that is unreadable or holds no PEM certificate is an error naming it.
+func CAPool(file string) (*x509.CertPool, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading the vCenter CA file: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil || pool == nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(b) {
+		return nil, fmt.Errorf("the vCenter CA file %s holds no PEM certificate (-----BEGIN CERTIFICATE-----); "+
+			"give the CA bundle in PEM form (e.g. vCenter's /certs/download.zip, the .0 files)", file)
+	}
+	return pool, nil
 }
 
 // Close logs out; the keepalive stops with it.

@@ -2,7 +2,10 @@ package vsphere_test
 
 import (
 	"context"
+	"crypto/x509"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +35,30 @@ func TestConnectVerifiesCertificateByCAFileOrThumbprint(t *testing.T) {
 				t.Errorf("logout: %v", err)
 			}
 		})
+	}
+}
+
+func TestConnectCAFileMustBeReadablePEM(t *testing.T) {
+	notPEM := filepath.Join(t.TempDir(), "ca.txt")
+	if err := os.WriteFile(notPEM, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{
+		notPEM:             "the vCenter CA file " + notPEM + " holds no PEM certificate",
+		"/nonexistent.pem": "reading the vCenter CA file: open /nonexistent.pem: no such file or directory",
+	} {
+		in := sessionInput()
+		in.CAFile = file
+		_, err := vsphere.Connect(context.Background(), in)
+		mustContain(t, err, want)
+	}
+	// The bundle adds to the system roots: they are still there.
+	pool, err := vsphere.CAPool(sessionInput().CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sys, err := x509.SystemCertPool(); err == nil && len(sys.Subjects()) > 0 && len(pool.Subjects()) != len(sys.Subjects())+1 { //nolint:staticcheck // counting is all this needs
+		t.Errorf("pool has %d subjects, want the system's %d plus 1", len(pool.Subjects()), len(sys.Subjects()))
 	}
 }
 

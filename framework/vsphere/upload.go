@@ -14,12 +14,12 @@ import (
 	"github.com/vmware/govmomi/vim25/types"
 )
 
-// upload imports the OVA with govmomi's importer (the govc import.ova path)
-// and marks the VM a template. It drives ImportVApp, the uploads and Complete
+// upload imports the OVA under the temporary name tmp with govmomi's
+// importer (the govc import.ova path) and marks the VM a template. It drives ImportVApp, the uploads and Complete
 // itself instead of calling Importer.Import, because Import drops the new
 // VM's reference when an upload fails, and an aborted lease leaves that VM
 // behind: here it is deleted.
-func (o *ovaImport) upload(ctx context.Context, name string, src *localOVA, info *OVAInfo) (types.ManagedObjectReference, int64, error) {
+func (o *ovaImport) upload(ctx context.Context, name, tmp string, src *localOVA, info *OVAInfo, meta *importMeta) (*object.VirtualMachine, int64, error) {
 	// Bytes are counted from the start, but the progress ticker only starts
 	// once the lease is ready: before that nothing moves.
 	var tr *transfer
@@ -29,7 +29,7 @@ func (o *ovaImport) upload(ctx context.Context, name string, src *localOVA, info
 		}
 	})
 	imp := &importer.Importer{
-		Name:         name,
+		Name:         tmp,
 		Client:       o.s.Vim(),
 		Finder:       o.t.Finder,
 		Datacenter:   o.t.Datacenter,
@@ -44,25 +44,26 @@ func (o *ovaImport) upload(ctx context.Context, name string, src *localOVA, info
 	}
 	opts, err := importer.Spec(info.OVFName, arch, false, false)
 	if err != nil {
-		return types.ManagedObjectReference{}, 0, err
+		return nil, 0, err
 	}
-	opts.Name = &name
-	opts.Annotation = annotation(src.sha256, o.ova.Source, info.Annotation)
+	opts.Name = &tmp
+	opts.Annotation = annotation(src.sha256, o.ova.Source, info.Annotation, meta)
 	opts.NetworkMapping = o.networkMapping(info)
 	opts.DiskProvisioning = o.in.DiskProvisioning
 	if opts.DiskProvisioning == "" {
 		opts.DiskProvisioning = string(types.OvfCreateImportSpecParamsDiskProvisioningTypeThin)
 	}
 
-	tpath := path.Join(o.t.Folder.InventoryPath, name)
-	o.recordCreating(tpath, src.sha256)
-	o.rep.printf("importing into %s (datastore %s, pool %s)", o.t.Folder.InventoryPath, o.t.Datastore.Name(), o.t.ResourcePool.InventoryPath)
+	final := path.Join(o.t.Folder.InventoryPath, name)
+	tpath := path.Join(o.t.Folder.InventoryPath, tmp)
+	o.recordCreating(final, tpath, src.sha256)
+	o.rep.printf("importing into %s as %s (datastore %s, pool %s)", o.t.Folder.InventoryPath, tmp, o.t.Datastore.Name(), o.t.ResourcePool.InventoryPath)
 
 	leaseInfo, lease, err := imp.ImportVApp(ctx, info.OVFName, *opts)
 	if err != nil {
-		o.removeFailedCreate(ctx, name, src.sha256)
-		o.recordState(tpath, "deleted")
-		return types.ManagedObjectReference{}, 0, explainImportError(name, err)
+		o.removeFailedCreate(ctx, tmp)
+		o.recordState(final, "deleted")
+		return nil, 0, explainImportError(name, err)
 	}
 	vm := object.NewVirtualMachine(o.s.Vim(), leaseInfo.Entity)
 	vm.InventoryPath = tpath
@@ -77,7 +78,7 @@ func (o *ovaImport) upload(ctx context.Context, name string, src *localOVA, info
 	}
 	defer stop()
 
-	fail := func(cause error) (types.ManagedObjectReference, int64, error) {
+	fail := func(cause error) (*object.VirtualMachine, int64, error) {
 		stop()
 		if v := arch.failure(); v != nil {
 			cause = v
@@ -86,10 +87,11 @@ func (o *ovaImport) upload(ctx context.Context, name string, src *localOVA, info
 		defer cancel()
 		_ = lease.Abort(cctx, &types.LocalizedMethodFault{Fault: &types.SystemError{Reason: cause.Error()}, LocalizedMessage: cause.Error()})
 		if err := o.destroy(cctx, vm); err != nil {
-			return types.ManagedObjectReference{}, 0, fmt.Errorf("%w; removing the half-imported VM failed too, delete it by hand: %v", cause, err)
+			return nil, 0, fmt.Errorf("%w; removing the half-imported VM %s failed too, delete it by hand: %v", cause, tpath, err)
 		}
+		o.recordState(final, "deleted")
 		o.rep.printf("removed the half-imported VM %s", tpath)
-		return types.ManagedObjectReference{}, 0, cause
+		return nil, 0, cause
 	}
 
 	if err := uploadItems(ctx, arch, lease, leaseInfo); err != nil {
@@ -103,20 +105,18 @@ func (o *ovaImport) upload(ctx context.Context, name string, src *localOVA, info
 	if err := vm.MarkAsTemplate(ctx); err != nil {
 		return fail(fmt.Errorf("marking %s as a template: %w", tpath, err))
 	}
-	o.recordState(tpath, "ready")
-	return vm.Reference(), n, nil
+	return vm, n, nil
 }
 
 // removeFailedCreate deletes the VM a failed ImportVApp may have created.
 // vCenter rolls back a refused spec or lease itself, but a lease wait that
 // timed out on our side leaves the VM, and ImportVApp returns no reference.
-// It is recognised by name and by the sha line this import put in its
-// annotation; prepare made sure no such VM existed before.
-func (o *ovaImport) removeFailedCreate(ctx context.Context, name, sha string) {
+// It is recognised by its temporary name, which only this import uses.
+func (o *ovaImport) removeFailedCreate(ctx context.Context, tmp string) {
 	cctx, cancel := o.cleanupCtx(ctx)
 	defer cancel()
-	ex, err := findByName(cctx, o.s, o.t, name)
-	if err != nil || ex == nil || !ex.inFolder || ex.template || ex.sha256 != sha {
+	ex, err := findByName(cctx, o.s, o.t, tmp)
+	if err != nil || ex == nil || !ex.inFolder || ex.template {
 		return
 	}
 	if err := o.destroy(cctx, ex.vm); err != nil {
