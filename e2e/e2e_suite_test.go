@@ -62,6 +62,10 @@ var _ = AfterSuite(func(ctx SpecContext) {
 // ReportAfterSuite writes the reports from the final Ginkgo report, whatever happened.
 var _ = ReportAfterSuite("artifacts report", func(ctx SpecContext, report Report) {
 	suites.WriteReports(ctx, env, report)
+	// Release the run lock: a later RESUME=1 or clean-run finds it free.
+	if env != nil && env.State != nil {
+		_ = env.State.Close()
+	}
 })
 
 // overrideFiles are the -e2e.config-overrides files.
