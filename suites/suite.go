@@ -69,6 +69,7 @@ func SuiteTeardown(ctx context.Context, env *Env) {
 	cluster, kind := env.Interval(ScopeCleanup, "delete-cluster"), env.Interval(ScopeCleanup, "delete-kind")
 	o := CleanupOptions{State: env.State, ClusterTimeout: cluster.Timeout, KindTimeout: kind.Timeout,
 		Interval: cluster.Poll, Progress: env.Out, Prefix: "[cleanup]"}
+	o.SelfHosted = selfHostedDeleter(env, cluster.Timeout, cluster.Poll)
 	if env.Config != nil && env.Config.UsesCAPV() && !env.Config.VSphere.Simulator {
 		connect := env.Interval(ScopeCleanup, "connect")
 		o.VSphere = func(ctx context.Context) (*vsphere.Session, error) { return vsphereSession(ctx, env, connect) }

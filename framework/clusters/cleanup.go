@@ -19,8 +19,25 @@ import (
 // load balancer containers are removed by docker label instead. Cleanup
 // marks the resource deleted.
 func Deleter(timeout, interval time.Duration, progress io.Writer, prefix string) func(ctx context.Context, r run.Resource) (string, error) {
+	return DeleterWith(timeout, interval, progress, prefix, nil)
+}
+
+// SelfHostedFunc deletes a self-hosted management cluster the way that works
+// on every provider: move it back into a throw-away bootstrap cluster, then
+// delete it there through Cluster API (what `tanzu management-cluster
+// delete` does). It returns how.
+type SelfHostedFunc func(ctx context.Context, r run.Resource) (string, error)
+
+// DeleterWith is Deleter with a way out for self-hosted clusters: with
+// selfHosted set, a self-hosted cluster goes through it instead of having
+// its containers removed by label (which only exists for CAPD, and on
+// vSphere would leave every VM behind).
+func DeleterWith(timeout, interval time.Duration, progress io.Writer, prefix string, selfHosted SelfHostedFunc) func(ctx context.Context, r run.Resource) (string, error) {
 	return func(ctx context.Context, r run.Resource) (string, error) {
 		p := wait.Printer{W: progress, Prefix: prefix}
+		if r.Attributes[AttrSelfHosted] == "true" && selfHosted != nil {
+			return selfHosted(ctx, r)
+		}
 		selfHosted := r.Attributes[AttrSelfHosted] == "true"
 		if managedBy := r.Attributes[AttrManagedBy]; !selfHosted && managedBy != "" {
 			mgmt, err := kube.Connect(managedBy)

@@ -45,6 +45,15 @@ func Delete(ctx context.Context, in DeleteInput) error {
 	case err != nil:
 		return fmt.Errorf("reading Cluster %s/%s: %w", in.Namespace, in.Name, err)
 	default:
+		if paused(c) {
+			// A move interrupted half-way leaves the Cluster paused, and no
+			// controller deletes a paused Cluster: waiting would only run
+			// out the timeout.
+			wait.Printer{W: in.Progress, Prefix: in.Prefix}.Printf("Cluster %s/%s is paused (an interrupted clusterctl move?): unpausing it so its controllers can delete it", in.Namespace, in.Name)
+			if err := unpause(ctx, in.Management, c); err != nil {
+				return fmt.Errorf("unpausing Cluster %s/%s before deleting it: %w", in.Namespace, in.Name, err)
+			}
+		}
 		if c.DeletionTimestamp == nil {
 			if err := in.Management.Client.Delete(ctx, c); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting Cluster %s/%s: %w", in.Namespace, in.Name, err)
@@ -83,4 +92,16 @@ func Delete(ctx context.Context, in DeleteInput) error {
 			}
 			return false, strings.Join(parts, "; "), nil
 		})
+}
+
+func paused(c *clusterv1.Cluster) bool {
+	_, annotated := c.Annotations[clusterv1.PausedAnnotation]
+	return annotated || (c.Spec.Paused != nil && *c.Spec.Paused)
+}
+
+func unpause(ctx context.Context, mgmt *kube.Cluster, c *clusterv1.Cluster) error {
+	patch := client.MergeFrom(c.DeepCopy())
+	delete(c.Annotations, clusterv1.PausedAnnotation)
+	c.Spec.Paused = nil
+	return mgmt.Client.Patch(ctx, c, patch)
 }

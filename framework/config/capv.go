@@ -115,6 +115,11 @@ func (c *Config) validateCAPV(add func(key, msg, fix string)) {
 	default:
 		add("rehearsal.stopAfter", fmt.Sprintf("unknown value %q", c.Rehearsal.StopAfter), "leave it empty (a real vCenter) or write provisioned")
 	}
+	switch c.VSphere.PowerOffMode {
+	case "", "hard", "soft", "trySoft":
+	default:
+		add("vsphere.powerOffMode", fmt.Sprintf("unknown power-off mode %q", c.VSphere.PowerOffMode), "write hard, soft or trySoft (CAPV's modes), or leave it empty")
+	}
 	if !c.UsesCAPV() {
 		if len(c.VSphere.CustomVMXKeys) > 0 {
 			add("vsphere.customVMXKeys", "customVMXKeys apply to CAPV's machine templates, and the clusters are not CAPV clusters",

@@ -105,6 +105,9 @@ type VSphere struct {
 	// spec.template.spec.customVMXKeys), e.g. guestinfo keys or vcsim's
 	// RUN.container backing.
 	CustomVMXKeys map[string]string `yaml:"customVMXKeys"`
+	// PowerOffMode overrides CAPV's powerOffMode on every machine template
+	// (hard, soft, trySoft; empty keeps the template's, trySoft).
+	PowerOffMode string `yaml:"powerOffMode"`
 	// NodeSSH, when set, lets the artifacts collect node logs over SSH.
 	NodeSSH NodeSSH `yaml:"nodeSSH"`
 }
