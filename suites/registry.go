@@ -68,6 +68,8 @@ type CleanupOptions struct {
 	// throw-away bootstrap cluster; nil falls back to removing its
 	// containers by label (CAPD only: `make clean-run` without a config).
 	SelfHosted clusters.SelfHostedFunc
+	// DeleteTemplates: ova.deleteTemplates (templates are kept by default).
+	DeleteTemplates bool
 }
 
 // StageCleanup is a stage's part of the cleanup.
