@@ -184,7 +184,7 @@ func vsphereSession(ctx context.Context, env *Env, connect config.Interval) (*vs
 	cfg := env.Config.VSphere
 	var in vsphere.SessionInput
 	if cfg.Simulator {
-		sim, err := vsphere.StartSimulator()
+		sim, err := vsphere.StartSimulatorWithPassword(cfg.Password.Reveal())
 		if err != nil {
 			return nil, fmt.Errorf("starting vcsim: %w", err)
 		}

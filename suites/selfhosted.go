@@ -22,7 +22,6 @@ import (
 // exists for CAPD (on vSphere it would leave every VM running).
 func selfHostedDeleter(env *Env, deleteTimeout, poll time.Duration) clusters.SelfHostedFunc {
 	return func(ctx context.Context, r run.Resource) (string, error) {
-		start := time.Now()
 		cfg := env.Config
 		name := teardownKindName(cfg.Clusters.Bootstrap.Name)
 		kc := env.KubeconfigPath(name)
@@ -59,7 +58,7 @@ func selfHostedDeleter(env *Env, deleteTimeout, poll time.Duration) clusters.Sel
 			Timeout: deleteTimeout, Interval: poll, Progress: env.Out, Prefix: "[cleanup]"}); err != nil {
 			return "", fmt.Errorf("deleting %s through the throw-away bootstrap cluster %s: %w", r.Key(), name, err)
 		}
-		return fmt.Sprintf("moved back into throw-away kind cluster %s and deleted there in %s", name, time.Since(start).Round(time.Second)), nil
+		return fmt.Sprintf("moved back into throw-away kind cluster %s and deleted there", name), nil
 	}
 }
 
