@@ -159,8 +159,27 @@ func (c *Config) validateCAPV(add func(key, msg, fix string)) {
 			endpoints[ep] = role
 		}
 	}
+	// CAPV renders the password into double-quoted YAML (the cluster
+	// template's Secret and CPI config) and single-quoted YAML (its
+	// components' bootstrap Secret), by plain substitution: no escaping
+	// makes " \ and ' valid in both. Said here, not as a YAML error from a
+	// cluster apply an hour in.
+	if bad := quoteChars(c.VSphere.Password.Reveal()); bad != "" {
+		add("vsphere.password", "the vCenter password contains "+bad+": CAPV substitutes it unescaped into quoted YAML (its cluster template and components), which then does not parse",
+			"use a vCenter account whose password has none of \" ' \\ for CAPV (the harness itself handles any password)")
+	}
 	if c.VSphere.SSHAuthorizedKey == "" {
 		add("vsphere.sshAuthorizedKey", "CAPV puts an SSH key on every node; none is set",
 			"export VSPHERE_SSH_AUTHORIZED_KEY (a public key, e.g. the content of ~/.ssh/id_ed25519.pub)")
 	}
+}
+
+func quoteChars(s string) string {
+	var found []string
+	for _, c := range []string{`"`, `'`, `\`} {
+		if strings.Contains(s, c) {
+			found = append(found, c)
+		}
+	}
+	return strings.Join(found, " ")
 }
