@@ -22,7 +22,7 @@ fails=0
 # case NAME EXPECTED-REGEX [ENV=VALUE...] [-- OVERRIDE-YAML]
 case_() {
   local name=$1 want=$2; shift 2
-  local envs=() yaml=""
+  local envs=() yaml="{}"
   while [ $# -gt 0 ]; do
     if [ "$1" = "--" ]; then yaml=$2; break; fi
     envs+=("$1"); shift
