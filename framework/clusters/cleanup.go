@@ -6,6 +6,10 @@ import (
 	"io"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/run"
@@ -38,6 +42,13 @@ func DeleterWith(timeout, interval time.Duration, progress io.Writer, prefix str
 		if r.Attributes[AttrSelfHosted] == "true" && selfHosted != nil {
 			return selfHosted(ctx, r)
 		}
+		if selfHosted != nil && halfMoved(ctx, r) {
+			// clusterctl move was interrupted after it deleted the source's
+			// Cluster: the only copy is on the cluster itself, paused.
+			p.Printf("cleanup: %s: its Cluster object is no longer on %s but on the cluster itself (an interrupted move): deleting it as self-hosted",
+				r.Key(), r.Attributes[AttrManagedBy])
+			return selfHosted(ctx, r)
+		}
 		selfHosted := r.Attributes[AttrSelfHosted] == "true"
 		if managedBy := r.Attributes[AttrManagedBy]; !selfHosted && managedBy != "" {
 			mgmt, err := kube.Connect(managedBy)
@@ -66,4 +77,33 @@ func DeleterWith(timeout, interval time.Duration, progress io.Writer, prefix str
 		}
 		return how, nil
 	}
+}
+
+// halfMoved says whether the Cluster object of r is gone from the cluster
+// that held it but present (and then unpaused) on the cluster itself.
+func halfMoved(ctx context.Context, r run.Resource) bool {
+	managedBy := r.Attributes[AttrManagedBy]
+	if managedBy == "" || r.Kubeconfig == "" || managedBy == r.Kubeconfig {
+		return false
+	}
+	key := client.ObjectKey{Namespace: r.Namespace, Name: r.Name}
+	holder, err := kube.Connect(managedBy)
+	if err != nil || holder.Ready(ctx) != nil {
+		return false
+	}
+	if err := holder.Client.Get(ctx, key, &clusterv1.Cluster{}); !apierrors.IsNotFound(err) {
+		return false
+	}
+	self, err := kube.Connect(r.Kubeconfig)
+	if err != nil {
+		return false
+	}
+	c := &clusterv1.Cluster{}
+	if err := self.Client.Get(ctx, key, c); err != nil {
+		return false
+	}
+	if paused(c) {
+		_ = unpause(ctx, self, c)
+	}
+	return true
 }
