@@ -39,7 +39,9 @@ const NotConfigured = "node logs not collected: set vsphere.nodeSSH (user, keyFi
 func (s SSH) configured() bool { return s.KeyFile != "" }
 
 // sshExec runs node commands over SSH with the Go client: one connection
-// per node, one session per command. It implements NodeRunner.
+// per node, one session per command. It implements NodeRunner. Sessions of
+// a node run at once up to the collection's parallelism (8 by default),
+// under OpenSSH's MaxSessions of 10.
 type sshExec struct {
 	cfg    SSH
 	signer ssh.Signer
