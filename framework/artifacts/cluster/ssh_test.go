@@ -30,7 +30,7 @@ func collectVM(t *testing.T, in cluster.Input) (*artifacts.Writer, string) {
 	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize, nodeSecret)
 	in.Name, in.Role, in.KubeconfigPath = "vm", "workload", deadKubeconfig(t)
 	if in.ItemTimeout == 0 {
-		in.ItemTimeout = 2 * time.Second
+		in.ItemTimeout = 3 * time.Second
 	}
 	start := time.Now()
 	if _, err := cluster.Collect(context.Background(), w, in); err != nil {
@@ -80,7 +80,7 @@ func TestSSHCollectsTheDockerPathsNodeLogs(t *testing.T) {
 		t.Errorf("leak: %s", l)
 	}
 	// The hanging journalctl is cut at the item timeout and says so.
-	want := "[timed out] cluster workload/vm: node node-a containerd.log: no result within the item timeout of 2s"
+	want := "[timed out] cluster workload/vm: node node-a containerd.log: no result within the item timeout of 3s"
 	if !strings.Contains(errs, want) {
 		t.Errorf("errors.txt lacks %q:\n%s", want, errs)
 	}
