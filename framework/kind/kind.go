@@ -170,6 +170,11 @@ func Create(ctx context.Context, in CreateInput) (*Cluster, error) {
 		return nil, fmt.Errorf("creating kind cluster %s: timed out after %s", in.Name, in.Timeout)
 	}
 	p.Printf("kind cluster %s created in %s", in.Name, time.Since(start).Round(100*time.Millisecond))
+	if ids, err := RecordContainers(ctx, in.State, in.Name); err != nil {
+		p.Printf("warning: cannot record the containers of kind cluster %s (cleanup falls back to name, label and creation time): %v", in.Name, err)
+	} else {
+		p.Printf("recorded the containers of kind cluster %s: %s", in.Name, strings.Join(ids, ", "))
+	}
 
 	kc, err := kube.Connect(in.KubeconfigPath)
 	if err != nil {
