@@ -13,6 +13,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // Deleter returns cleanup's deleter of kind-cluster resources. It removes,
@@ -133,4 +134,24 @@ func LeakCheck(kinds ...string) func(ctx context.Context, s *run.State) (leaks [
 		}
 		return leaks, checked, nil
 	}
+}
+
+// deleteOwned deletes a kind cluster the run recorded: its containers that
+// are the run's (node.Claim), by ID; the others labelled with its name are
+// left and reported. The resource is marked deleted.
+func deleteOwned(ctx context.Context, in DeleteInput, r run.Resource) error {
+	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
+	start := time.Now()
+	dctx, cancel := context.WithTimeout(ctx, in.Timeout)
+	defer cancel()
+	removed, leftAlone, err := node.RemoveOwned(dctx, r, node.IdentityOf(in.State, time.Now()))
+	for _, l := range leftAlone {
+		p.Printf("%s", l)
+	}
+	if err != nil {
+		return fmt.Errorf("deleting kind cluster %s: %w", in.Name, err)
+	}
+	p.Printf("kind cluster %s deleted in %s (the run's %d containers: %s)", in.Name, time.Since(start).Round(100*time.Millisecond),
+		len(removed), strings.Join(removed, ", "))
+	return in.State.SetResourceState(r.Key(), "deleted")
 }

@@ -220,13 +220,20 @@ type DeleteInput struct {
 }
 
 // Delete deletes a kind cluster (a missing one is not an error) and removes
-// any of its containers kind left.
+// any of its containers kind left. A cluster the State records is deleted by
+// removing the run's containers by ID (deleteOwned): kind's own delete
+// removes every container labelled with the name, whoever made it.
 func Delete(ctx context.Context, in DeleteInput) error {
 	if err := node.ValidateName("Name", in.Name); err != nil {
 		return fmt.Errorf("kind.Delete: invalid input: %w", err)
 	}
 	if in.Timeout <= 0 {
 		return wait.Invalid("kind.Delete", []string{"Timeout must be > 0"})
+	}
+	if in.State != nil {
+		if r, ok := in.State.Resource(ResourceKind, in.Name); ok {
+			return deleteOwned(ctx, in, r) // the run's containers only, never by label
+		}
 	}
 	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	kcPath := in.KubeconfigPath
