@@ -9,6 +9,7 @@ require (
 	github.com/onsi/gomega v1.44.0
 	github.com/vmware-tanzu/carvel-kapp-controller v0.51.0
 	github.com/vmware/govmomi v0.56.0
+	golang.org/x/crypto v0.54.0
 	sigs.k8s.io/cluster-api v1.14.0
 	sigs.k8s.io/cluster-api/api v1.14.0
 	sigs.k8s.io/cluster-api/test v1.14.0

@@ -1,66 +1,87 @@
 #!/usr/bin/env bash
-# Proves that Ctrl-C during management create leaves nothing behind.
+# Proves that Ctrl-C during a stage leaves nothing behind, in time.
 #
-# Starts `make e2e FOCUS=management` in its own process group, waits until the
-# management cluster's CAPD containers exist (create is under way), sends
-# SIGINT to the whole group as a terminal's Ctrl-C does, then checks that no
-# container, docker network or kind cluster of the run remains and that the
-# state file says cleanup is done. Prints each phase's time.
+#   INTERRUPT_STAGE=management (default): Ctrl-C while the management
+#     cluster's machines are being provisioned (`make e2e FOCUS=management`).
+#   INTERRUPT_STAGE=move: Ctrl-C during `clusterctl move` (`make e2e
+#     FOCUS=move`), which leaves the source Cluster paused and objects on both
+#     sides; the run must still end within MAX_EXIT_SECONDS (default 90) of the
+#     signal, plus the deletes themselves.
+#
+# Starts the run in its own process group, waits for the stage, sends SIGINT
+# to the whole group as a terminal's Ctrl-C does, then checks that no
+# container, docker network or kind cluster of the run remains (names from the
+# run's state.json) and that the state file says cleanup is done.
 #
 # Needs Docker and the testbed images (make testbed; . /var/cache/testbed/out/env.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-config=${CONFIG:-config/local.yaml}
-kind_name=$(awk '/^  bootstrap:/{f=1} f&&/name:/{print $2; exit}' "$config")
-mgmt_name=$(awk '/^  management:/{f=1} f&&/name:/{print $2; exit}' "$config")
-prefix=${kind_name%%-kind}
-artifacts=$root/artifacts/interrupt-$(date -u +%Y%m%d-%H%M%S)
+stage=${INTERRUPT_STAGE:-management}
+max_exit=${MAX_EXIT_SECONDS:-90}
+artifacts=$root/artifacts/interrupt-$stage-$(date -u +%Y%m%d-%H%M%S)
 log=$artifacts.log
 t0=$(date +%s)
 say() { echo "[interrupt-test +$(( $(date +%s) - t0 ))s] $*"; }
 
+# The run's cluster names, from its state file (they may carry a run ID).
+names() { jq -r '.resources[]? | select(.kind=="kind-cluster" or .kind=="capi-cluster") | .name' "$artifacts/state.json" 2>/dev/null | sort -u; }
 leftovers() {
-  docker ps -a --format '{{.Names}}' | grep -E "^(${kind_name}|${mgmt_name})" || true
-  docker network ls --format '{{.Name}}' | grep -E "^${prefix}" || true
-  kind get clusters 2>/dev/null | grep -x "$kind_name" || true
+  local n
+  for n in $(names); do
+    docker ps -a --format '{{.Names}}' | grep -E "^${n}(-|$)" || true
+    docker network ls --format '{{.Name}}' | grep -x "$n" || true
+    kind get clusters 2>/dev/null | grep -x "$n" || true
+  done
 }
-if [ -n "$(leftovers)" ]; then
-  echo "interrupt-test: something of a previous run exists already; clean it first:" >&2
-  leftovers >&2
-  exit 2
-fi
 
-say "starting make e2e FOCUS=management (log: $log)"
-setsid make e2e FOCUS=management ARTIFACTS="$artifacts" >"$log" 2>&1 &
+say "starting make e2e FOCUS=$stage (log: $log)"
+setsid make e2e FOCUS="$stage" ARTIFACTS="$artifacts" >"$log" 2>&1 &
 pid=$!
 pgid=$(ps -o pgid= "$pid" | tr -d ' ')
 
-say "waiting for the management cluster's containers (create under way)"
-deadline=$(( $(date +%s) + 900 ))
-# The load balancer comes first; wait for a node container too, so the
-# interrupt lands while machines are being provisioned.
-until [ "$(docker ps --format '{{.Names}}' | grep -c "^${mgmt_name}")" -ge 2 ]; do
-  if ! kill -0 "$pid" 2>/dev/null; then
-    echo "interrupt-test: the run ended before management create started; see $log" >&2
-    exit 1
-  fi
-  [ "$(date +%s)" -lt "$deadline" ] || { echo "interrupt-test: timed out waiting for management create" >&2; kill -INT -- "-$pgid"; exit 1; }
-  sleep 2
-done
-sleep "${INTERRUPT_AFTER:-5}"
-say "management containers exist: $(docker ps --format '{{.Names}}' | grep "^${mgmt_name}" | tr '\n' ' ')"
+deadline=$(( $(date +%s) + 1200 ))
+wait_for() { # what, condition...
+  local what=$1; shift
+  say "waiting for $what"
+  until "$@"; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "interrupt-test: the run ended before $what; see $log" >&2
+      exit 1
+    fi
+    [ "$(date +%s)" -lt "$deadline" ] || { echo "interrupt-test: timed out waiting for $what" >&2; kill -INT -- "-$pgid"; exit 1; }
+    sleep 2
+  done
+}
+mgmt_containers() {
+  local m; m=$(jq -r '.resources[]? | select(.kind=="capi-cluster" and .role=="management") | .name' "$artifacts/state.json" 2>/dev/null)
+  [ -n "$m" ] && [ "$(docker ps --format '{{.Names}}' | grep -c "^${m}-")" -ge 2 ]
+}
+stage_running() { [ "$(jq -r ".stages.\"$stage\".status // empty" "$artifacts/state.json" 2>/dev/null)" = running ]; }
+move_under_way() { stage_running && grep -q 'clusterctl move -n' "$log"; }
+case "$stage" in
+  # The load balancer comes first; wait for a node container too, so the
+  # interrupt lands while machines are being provisioned.
+  management) wait_for "the management cluster's containers (create under way)" mgmt_containers ;;
+  # Inside `clusterctl move` itself: the source Cluster is paused by then.
+  move) wait_for "clusterctl move to start" move_under_way ;;
+  *) echo "interrupt-test: INTERRUPT_STAGE must be management or move" >&2; exit 2 ;;
+esac
+sleep "${INTERRUPT_AFTER:-3}"
+say "run clusters: $(names | tr '\n' ' ')"
 say "state before Ctrl-C: $(jq -c '[.stages | to_entries[] | {(.key): .value.status}] | add' "$artifacts/state.json")"
 say "sending SIGINT to process group $pgid (Ctrl-C)"
 t_int=$(date +%s)
 kill -INT -- "-$pgid"
 wait "$pid" || true
-say "run exited $(( $(date +%s) - t_int ))s after Ctrl-C"
+exit_secs=$(( $(date +%s) - t_int ))
+say "run exited ${exit_secs}s after Ctrl-C"
 
 left=$(leftovers)
 cleanup_state=$(jq -r '.cleanup // "none"' "$artifacts/state.json")
 say "state file cleanup: $cleanup_state"
-say "management stage: $(jq -r '.stages.management.status + ": " + (.stages.management.message // "" | .[0:160])' "$artifacts/state.json")"
+say "$stage stage: $(jq -r ".stages.\"$stage\".status + \": \" + (.stages.\"$stage\".message // \"\" | .[0:160])" "$artifacts/state.json")"
+grep -E '^\s*\[cleanup\] cleanup: ' "$log" | sed 's/^ */  /' || true
 if [ -n "$left" ]; then
   echo "interrupt-test: FAILED, left behind:" >&2
   echo "$left" >&2
@@ -73,4 +94,8 @@ esac
 for f in SUMMARY.md junit.xml index.html; do
   [ -s "$artifacts/$f" ] || { echo "interrupt-test: FAILED, $f was not written" >&2; exit 1; }
 done
-say "PASSED: nothing left behind (no container, network or kind cluster of the run), reports written"
+if [ "$exit_secs" -gt "$max_exit" ]; then
+  echo "interrupt-test: FAILED, the run took ${exit_secs}s to exit after Ctrl-C (bound: ${max_exit}s)" >&2
+  exit 1
+fi
+say "PASSED: Ctrl-C during $stage: exited in ${exit_secs}s (bound ${max_exit}s), nothing left behind (no container, network or kind cluster of the run), reports written"

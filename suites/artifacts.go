@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/artifacts/cluster"
 	"github.com/tkg-e2e/harness/framework/artifacts/report"
 	vsphereartifacts "github.com/tkg-e2e/harness/framework/artifacts/vsphere"
+	"github.com/tkg-e2e/harness/framework/config"
 )
 
 // Findings are what a collection found, for SUMMARY.md and index.html.
@@ -83,12 +85,15 @@ func collect(ctx context.Context, env *Env, root string) (*Findings, error) {
 	f := &Findings{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, c := range env.Clusters() {
+	clusters := env.Clusters()
+	for _, c := range clusters {
 		wg.Add(1)
 		go func(c *Cluster) {
 			defer wg.Done()
-			cf, err := cluster.Collect(ctx, w, cluster.Input{Name: c.Name, Role: c.Role, KubeconfigPath: c.Kubeconfig,
-				DockerNodes: c.DockerNodes(), ItemTimeout: itemTimeout})
+			in := cluster.Input{Name: c.Name, Role: c.Role, KubeconfigPath: c.Kubeconfig,
+				DockerNodes: c.DockerNodes(), ItemTimeout: itemTimeout}
+			nodeSSHInput(env, c, clusters, &in)
+			cf, err := cluster.Collect(ctx, w, in)
 			if err != nil {
 				w.Fail("cluster "+c.Name, err)
 				return
@@ -131,6 +136,24 @@ func collect(ctx context.Context, env *Env, root string) (*Findings, error) {
 		return f, err
 	}
 	return f, nil
+}
+
+// nodeSSHInput sets how the node logs of a CAPV cluster are taken: over
+// SSH with vsphere.nodeSSH (none set: the artifacts say how to set it), at
+// the addresses of its Nodes, or of its Machines, which any cluster of the
+// run may hold (the bootstrap cluster before the move, the management
+// cluster after it and for the workload cluster).
+func nodeSSHInput(env *Env, c *Cluster, clusters []*Cluster, in *cluster.Input) {
+	if name, _, _ := strings.Cut(c.Provider, ":"); name != config.ProviderVSphere {
+		return
+	}
+	in.SSH = cluster.SSH{User: env.Config.VSphere.NodeSSH.User, KeyFile: env.Config.VSphere.NodeSSH.KeyFile}
+	in.Namespace = c.Namespace
+	for _, other := range clusters {
+		if other.Kubeconfig != "" {
+			in.MachineKubeconfigs = append(in.MachineKubeconfigs, other.Kubeconfig)
+		}
+	}
 }
 
 // WriteReports writes SUMMARY.md, junit.xml, timings.json and index.html from

@@ -120,7 +120,7 @@ func clusterInput(env *Env, stage, role, holderRole string, spec config.Workload
 		Images: images(cfg), Timeouts: clusterTimeouts(env, stage, management),
 		StopAfter: cfg.Rehearsal.StopAfter, StopReason: cfg.Rehearsal.Reason}
 	if cfg.UsesCAPV() {
-		in.Customize = clusters.CAPVCustomize(cfg.VSphere.CustomVMXKeys)
+		in.Customize = clusters.CAPVCustomize(cfg.VSphere.CustomVMXKeys, cfg.VSphere.PowerOffMode)
 		if !cfg.VSphere.Simulator {
 			tmpl, _ := cfg.TemplateFor(spec.KubernetesVersion)
 			in.Preflight = func(ctx context.Context) error {
@@ -154,7 +154,7 @@ func clusterInput(env *Env, stage, role, holderRole string, spec config.Workload
 // VMs of the run's clusters: the Docker leak checks cannot see them.
 func capiClusterCleanup(o CleanupOptions) StageCleanup {
 	return StageCleanup{Deleters: map[string]cleanup.Deleter{
-		clusters.ResourceKind: clusters.Deleter(o.ClusterTimeout, o.Interval, o.Progress, o.Prefix)}}
+		clusters.ResourceKind: clusters.DeleterWith(o.ClusterTimeout, o.Interval, o.Progress, o.Prefix, o.SelfHosted)}}
 }
 
 // vcenterLeakCheck lists the VMs in the run's vCenter folder named after

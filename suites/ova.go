@@ -37,20 +37,62 @@ var OVA = Stage{
 		})
 	},
 	Cleanup: func(o CleanupOptions) StageCleanup {
+		if o.DeleteTemplates && o.VSphere != nil {
+			return StageCleanup{Deleters: map[string]cleanup.Deleter{vsphere.ResourceKind: deleteTemplate(o)}}
+		}
 		return StageCleanup{Deleters: map[string]cleanup.Deleter{vsphere.ResourceKind: keepTemplate(o.State)}}
 	},
 }
 
 // keepTemplate is the "deleter" of templates: they are kept on purpose (the
-// next run reuses them), except in vcsim, where they ended with the process
-// that ran the simulator.
+// next run reuses them), except those imported into the in-process vcsim,
+// which ended with the process that ran it (recorded per template: a vcsim
+// server process, like a vCenter, keeps them).
 func keepTemplate(s *run.State) cleanup.Deleter {
 	return func(_ context.Context, r run.Resource) (string, error) {
-		if s != nil && s.Profile == "local" {
+		if s != nil && r.Attributes[attrInProcessSimulator] == "true" {
 			return "gone with the in-process vcsim", s.SetResourceState(r.Key(), "deleted")
 		}
 		return "", cleanup.Keep(fmt.Sprintf("template %s is kept for the next run (by hand: %s)", r.Name, r.DeleteHint))
 	}
+}
+
+// deleteTemplate removes a template the run imported (ova.deleteTemplates).
+func deleteTemplate(o CleanupOptions) cleanup.Deleter {
+	keep := keepTemplate(o.State)
+	return func(ctx context.Context, r run.Resource) (string, error) {
+		if r.Attributes[attrInProcessSimulator] == "true" {
+			return keep(ctx, r)
+		}
+		s, err := o.VSphere(ctx)
+		if err != nil {
+			return "", err
+		}
+		if err := s.DeleteTemplate(ctx, r.Name, o.ClusterTimeout, o.Progress, o.Prefix); err != nil {
+			return "", err
+		}
+		return "deleted (ova.deleteTemplates)", nil
+	}
+}
+
+// attrInProcessSimulator marks a template imported into the vcsim this
+// process ran.
+const attrInProcessSimulator = "inProcessSimulator"
+
+// templateRecorder records templates in the run state with where they live.
+type templateRecorder struct {
+	*run.State
+	inProcess bool
+}
+
+func (t templateRecorder) PutResource(r run.Resource) error {
+	if t.inProcess {
+		if r.Attributes == nil {
+			r.Attributes = map[string]string{}
+		}
+		r.Attributes[attrInProcessSimulator] = "true"
+	}
+	return t.State.PutResource(r)
 }
 
 // OVASpecInput is the input of OVASpec.
@@ -142,7 +184,7 @@ func vsphereSession(ctx context.Context, env *Env, connect config.Interval) (*vs
 	cfg := env.Config.VSphere
 	var in vsphere.SessionInput
 	if cfg.Simulator {
-		sim, err := vsphere.StartSimulator()
+		sim, err := vsphere.StartSimulatorWithPassword(cfg.Password.Reveal())
 		if err != nil {
 			return nil, fmt.Errorf("starting vcsim: %w", err)
 		}
@@ -206,7 +248,7 @@ func importOVAs(ctx context.Context, env *Env, in OVASpecInput, s *vsphere.Sessi
 		PollInterval: in.Import.Poll,
 		Progress:     env.Out,
 		Prefix:       "[ova]",
-		Recorder:     env.State,
+		Recorder:     templateRecorder{State: env.State, inProcess: env.Config.VSphere.Simulator},
 		CreatedBy:    "ova",
 	})
 }

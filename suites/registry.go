@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/cleanup"
+	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/stages"
 	"github.com/tkg-e2e/harness/framework/vsphere"
@@ -63,6 +64,12 @@ type CleanupOptions struct {
 	// run's VMs are. Nil on the local profile (CAPD's nodes are containers).
 	VSphere   func(ctx context.Context) (*vsphere.Session, error)
 	Placement vsphere.Placement
+	// SelfHosted deletes a self-hosted management cluster through a
+	// throw-away bootstrap cluster; nil falls back to removing its
+	// containers by label (CAPD only: `make clean-run` without a config).
+	SelfHosted clusters.SelfHostedFunc
+	// DeleteTemplates: ova.deleteTemplates (templates are kept by default).
+	DeleteTemplates bool
 }
 
 // StageCleanup is a stage's part of the cleanup.

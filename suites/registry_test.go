@@ -77,7 +77,9 @@ func TestShippedProfilesLoad(t *testing.T) {
 	for k, v := range map[string]string{"CNI_MANIFEST": files["cni.yaml"], "KAPP_CONTROLLER_MANIFEST": files["kapp.yaml"],
 		"CLUSTERCTL_CONFIG": files["clusterctl.yaml"], "VSPHERE_SERVER": "vc.example.com", "VSPHERE_USERNAME": "u",
 		"VSPHERE_PASSWORD": "p4ssw0rd!", "VSPHERE_DATACENTER": "/dc0", "VSPHERE_FOLDER": "/dc0/vm", "VSPHERE_DATASTORE": "ds",
-		"VSPHERE_RESOURCE_POOL": "rp", "VSPHERE_NETWORK": "VM Network", "VSPHERE_INSECURE": "true", "OVA_UBUNTU": files["u.ova"]} {
+		"VSPHERE_RESOURCE_POOL": "rp", "VSPHERE_NETWORK": "VM Network", "VSPHERE_INSECURE": "true", "OVA_UBUNTU": files["u.ova"],
+		"VSPHERE_SSH_AUTHORIZED_KEY": "ssh-ed25519 AAAA e2e", "MANAGEMENT_CONTROL_PLANE_ENDPOINT_IP": "10.0.0.50",
+		"WORKLOAD_CONTROL_PLANE_ENDPOINT_IP": "10.0.0.51"} {
 		t.Setenv(k, v)
 	}
 	for _, p := range []string{"../config/local.yaml", "../config/vsphere.yaml"} {

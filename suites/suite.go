@@ -69,10 +69,12 @@ func SuiteTeardown(ctx context.Context, env *Env) {
 	cluster, kind := env.Interval(ScopeCleanup, "delete-cluster"), env.Interval(ScopeCleanup, "delete-kind")
 	o := CleanupOptions{State: env.State, ClusterTimeout: cluster.Timeout, KindTimeout: kind.Timeout,
 		Interval: cluster.Poll, Progress: env.Out, Prefix: "[cleanup]"}
-	if env.Config != nil && env.Config.UsesCAPV() && !env.Config.VSphere.Simulator {
+	o.SelfHosted = selfHostedDeleter(env, cluster.Timeout, cluster.Poll)
+	if env.Config != nil && !env.Config.VSphere.Simulator {
 		connect := env.Interval(ScopeCleanup, "connect")
 		o.VSphere = func(ctx context.Context) (*vsphere.Session, error) { return vsphereSession(ctx, env, connect) }
 		o.Placement = placementOf(env.Config)
+		o.DeleteTemplates = env.Config.OVA.DeleteTemplates
 	}
 	in := env.Registry.Cleanup(o)
 	if err := cleanup.All(ctx, in); err != nil {

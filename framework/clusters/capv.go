@@ -14,8 +14,9 @@ import (
 // VSPHERE_STORAGE_POLICY unconditionally, and CAPV's API rejects "" ("should
 // be at least 1 chars long"), although "no policy" is what a testbed that
 // uses the datastore means. A template without any VSphereMachineTemplate is
-// an error: the keys would silently not apply.
-func CAPVCustomize(keys map[string]string) func(objs []*unstructured.Unstructured) error {
+// an error: the keys would silently not apply. A non-empty powerOffMode
+// replaces the template's (trySoft).
+func CAPVCustomize(keys map[string]string, powerOffMode string) func(objs []*unstructured.Unstructured) error {
 	return func(objs []*unstructured.Unstructured) error {
 		n := 0
 		for _, o := range objs {
@@ -25,6 +26,11 @@ func CAPVCustomize(keys map[string]string) func(objs []*unstructured.Unstructure
 			n++
 			if p, found, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "storagePolicyName"); found && p == "" {
 				unstructured.RemoveNestedField(o.Object, "spec", "template", "spec", "storagePolicyName")
+			}
+			if powerOffMode != "" {
+				if err := unstructured.SetNestedField(o.Object, powerOffMode, "spec", "template", "spec", "powerOffMode"); err != nil {
+					return fmt.Errorf("VSphereMachineTemplate %s: %w", o.GetName(), err)
+				}
 			}
 			if len(keys) == 0 {
 				continue

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,10 +45,34 @@ func recordedUID(r run.Resource) string {
 // says which are the run's); other containers carrying the cluster's label
 // are left alone and reported. Cleanup marks the resource deleted.
 func Deleter(timeout, interval time.Duration, progress io.Writer, prefix string) func(ctx context.Context, r run.Resource) (string, error) {
+	return DeleterWith(timeout, interval, progress, prefix, nil)
+}
+
+// SelfHostedFunc deletes a self-hosted management cluster the way that works
+// on every provider: move it back into a throw-away bootstrap cluster, then
+// delete it there through Cluster API (what `tanzu management-cluster
+// delete` does). It returns how.
+type SelfHostedFunc func(ctx context.Context, r run.Resource) (string, error)
+
+// DeleterWith is Deleter with a way out for self-hosted clusters: with
+// selfHosted set, a self-hosted cluster goes through it instead of having
+// its containers removed by label (which only exists for CAPD, and on
+// vSphere would leave every VM behind).
+func DeleterWith(timeout, interval time.Duration, progress io.Writer, prefix string, selfHosted SelfHostedFunc) func(ctx context.Context, r run.Resource) (string, error) {
 	return func(ctx context.Context, r run.Resource) (string, error) {
 		p := wait.Printer{W: progress, Prefix: prefix}
 		s, until := cleanup.RunOf(ctx)
 		id := node.IdentityOf(s, until)
+		if r.Attributes[AttrSelfHosted] == "true" && selfHosted != nil {
+			return selfHosted(ctx, r)
+		}
+		if selfHosted != nil && halfMoved(ctx, r) {
+			// clusterctl move was interrupted after it deleted the source's
+			// Cluster: the only copy is on the cluster itself, paused.
+			p.Printf("cleanup: %s: its Cluster object is no longer on %s but on the cluster itself (an interrupted move): deleting it as self-hosted",
+				r.Key(), r.Attributes[AttrManagedBy])
+			return selfHosted(ctx, r)
+		}
 		selfHosted := r.Attributes[AttrSelfHosted] == "true"
 		if managedBy := r.Attributes[AttrManagedBy]; !selfHosted && managedBy != "" {
 			mgmt, err := kube.Connect(managedBy)
@@ -134,4 +159,33 @@ func machineContainerName(cluster, machine string) string {
 		return machine
 	}
 	return cluster + "-" + machine
+}
+
+// halfMoved says whether the Cluster object of r is gone from the cluster
+// that held it but present (and then unpaused) on the cluster itself.
+func halfMoved(ctx context.Context, r run.Resource) bool {
+	managedBy := r.Attributes[AttrManagedBy]
+	if managedBy == "" || r.Kubeconfig == "" || managedBy == r.Kubeconfig {
+		return false
+	}
+	key := client.ObjectKey{Namespace: r.Namespace, Name: r.Name}
+	holder, err := kube.Connect(managedBy)
+	if err != nil || holder.Ready(ctx) != nil {
+		return false
+	}
+	if err := holder.Client.Get(ctx, key, &clusterv1.Cluster{}); !apierrors.IsNotFound(err) {
+		return false
+	}
+	self, err := kube.Connect(r.Kubeconfig)
+	if err != nil {
+		return false
+	}
+	c := &clusterv1.Cluster{}
+	if err := self.Client.Get(ctx, key, c); err != nil {
+		return false
+	}
+	if paused(c) {
+		_ = unpause(ctx, self, c)
+	}
+	return true
 }

@@ -56,6 +56,15 @@ func Delete(ctx context.Context, in DeleteInput) error {
 		return fmt.Errorf("Cluster %s/%s has UID %s, not %s as the run recorded: it is not this run's, left alone",
 			in.Namespace, in.Name, c.UID, in.UID)
 	default:
+		if paused(c) {
+			// A move interrupted half-way leaves the Cluster paused, and no
+			// controller deletes a paused Cluster: waiting would only run
+			// out the timeout.
+			wait.Printer{W: in.Progress, Prefix: in.Prefix}.Printf("Cluster %s/%s is paused (an interrupted clusterctl move?): unpausing it so its controllers can delete it", in.Namespace, in.Name)
+			if err := unpause(ctx, in.Management, c); err != nil {
+				return fmt.Errorf("unpausing Cluster %s/%s before deleting it: %w", in.Namespace, in.Name, err)
+			}
+		}
 		if c.DeletionTimestamp == nil {
 			if err := in.Management.Client.Delete(ctx, c); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting Cluster %s/%s: %w", in.Namespace, in.Name, err)
@@ -110,4 +119,16 @@ func containersOf(ctx context.Context, in DeleteInput) ([]string, error) {
 	}
 	nodes, lbs, err := node.ClusterNodes(ctx, in.Name)
 	return append(node.Names(nodes), node.Names(lbs)...), err
+}
+
+func paused(c *clusterv1.Cluster) bool {
+	_, annotated := c.Annotations[clusterv1.PausedAnnotation]
+	return annotated || (c.Spec.Paused != nil && *c.Spec.Paused)
+}
+
+func unpause(ctx context.Context, mgmt *kube.Cluster, c *clusterv1.Cluster) error {
+	patch := client.MergeFrom(c.DeepCopy())
+	delete(c.Annotations, clusterv1.PausedAnnotation)
+	c.Spec.Paused = nil
+	return mgmt.Client.Patch(ctx, c, patch)
 }

@@ -115,6 +115,11 @@ func (c *Config) validateCAPV(add func(key, msg, fix string)) {
 	default:
 		add("rehearsal.stopAfter", fmt.Sprintf("unknown value %q", c.Rehearsal.StopAfter), "leave it empty (a real vCenter) or write provisioned")
 	}
+	switch c.VSphere.PowerOffMode {
+	case "", "hard", "soft", "trySoft":
+	default:
+		add("vsphere.powerOffMode", fmt.Sprintf("unknown power-off mode %q", c.VSphere.PowerOffMode), "write hard, soft or trySoft (CAPV's modes), or leave it empty")
+	}
 	if !c.UsesCAPV() {
 		if len(c.VSphere.CustomVMXKeys) > 0 {
 			add("vsphere.customVMXKeys", "customVMXKeys apply to CAPV's machine templates, and the clusters are not CAPV clusters",
@@ -154,8 +159,27 @@ func (c *Config) validateCAPV(add func(key, msg, fix string)) {
 			endpoints[ep] = role
 		}
 	}
+	// CAPV renders the password into double-quoted YAML (the cluster
+	// template's Secret and CPI config) and single-quoted YAML (its
+	// components' bootstrap Secret), by plain substitution: no escaping
+	// makes " \ and ' valid in both. Said here, not as a YAML error from a
+	// cluster apply an hour in.
+	if bad := quoteChars(c.VSphere.Password.Reveal()); bad != "" {
+		add("vsphere.password", "the vCenter password contains "+bad+": CAPV substitutes it unescaped into quoted YAML (its cluster template and components), which then does not parse",
+			"use a vCenter account whose password has none of \" ' \\ for CAPV (the harness itself handles any password)")
+	}
 	if c.VSphere.SSHAuthorizedKey == "" {
 		add("vsphere.sshAuthorizedKey", "CAPV puts an SSH key on every node; none is set",
 			"export VSPHERE_SSH_AUTHORIZED_KEY (a public key, e.g. the content of ~/.ssh/id_ed25519.pub)")
 	}
+}
+
+func quoteChars(s string) string {
+	var found []string
+	for _, c := range []string{`"`, `'`, `\`} {
+		if strings.Contains(s, c) {
+			found = append(found, c)
+		}
+	}
+	return strings.Join(found, " ")
 }

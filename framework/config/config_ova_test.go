@@ -75,7 +75,7 @@ func TestVSphereCAFile(t *testing.T) {
 				"  folder: f\n  datastore: d\n  resourcePool: r\n  network: n\n"+extra)(s)
 		}
 	}
-	vars := map[string]string{"VSPHERE_PASSWORD": "pw"}
+	vars := map[string]string{"VSPHERE_PASSWORD": "a-long-pw"}
 	// Neither thumbprint nor insecure: the system roots are trusted, no problem.
 	if _, ps := load(t, fixture(t, vsphere("")), vars); ps != nil {
 		for _, p := range ps {

@@ -30,10 +30,11 @@ func expand(s string, lookup lookupFunc) (string, []string) {
 	return out, missing
 }
 
-// isPureRef reports whether s is exactly one ${NAME} reference, the only form a
-// secret may take inside a config file.
+// isPureRef reports whether s is exactly one ${NAME} reference (or
+// ${NAME:-} with an empty default: optional, still no literal), the only
+// form a secret may take inside a config file.
 func isPureRef(s string) bool {
 	s = strings.TrimSpace(s)
 	m := varRef.FindStringSubmatch(s)
-	return m != nil && m[0] == s && m[2] == ""
+	return m != nil && m[0] == s && m[3] == ""
 }

@@ -105,6 +105,9 @@ type VSphere struct {
 	// spec.template.spec.customVMXKeys), e.g. guestinfo keys or vcsim's
 	// RUN.container backing.
 	CustomVMXKeys map[string]string `yaml:"customVMXKeys"`
+	// PowerOffMode overrides CAPV's powerOffMode on every machine template
+	// (hard, soft, trySoft; empty keeps the template's, trySoft).
+	PowerOffMode string `yaml:"powerOffMode"`
 	// NodeSSH, when set, lets the artifacts collect node logs over SSH.
 	NodeSSH NodeSSH `yaml:"nodeSSH"`
 }
@@ -131,6 +134,9 @@ type Rehearsal struct {
 type OVAStage struct {
 	// Concurrency is how many OVAs import at once.
 	Concurrency int `yaml:"concurrency"`
+	// DeleteTemplates removes the run's imported templates at cleanup; by
+	// default they are kept (the next run reuses them) and reported as kept.
+	DeleteTemplates bool `yaml:"deleteTemplates"`
 	// Replace imports an OVA whose template name is taken by a template of
 	// another OVA: the old template is renamed aside (<name>.replaced-<time>)
 	// and kept, the new one takes the name. Without it that is an error.

@@ -122,6 +122,7 @@ func (c *Config) validate(idx nodeIndex) Problems {
 
 	probs = append(probs, c.validateClusterctl(add)...)
 	probs = append(probs, c.validateVSphere(add)...)
+	probs = append(probs, c.validateNodeSSH(idx)...)
 	probs = append(probs, c.validateSecrets(idx)...)
 	c.validateOVAs(add)
 	c.validateClusters(add)

@@ -34,6 +34,11 @@ func Deleter(timeout time.Duration, progress io.Writer, prefix string) func(ctx 
 		dctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		s, until := cleanup.RunOf(ctx)
+		if rec, ok := recordedIn(s, r.Name); ok && r.Attributes[node.AttrContainers] == "" {
+			// A caller that built the resource by name (the self-hosted
+			// teardown's throw-away cluster): what the state recorded counts.
+			r.Attributes = rec.Attributes
+		}
 		removed, leftAlone, err := node.RemoveOwned(dctx, r, node.IdentityOf(s, until))
 		if err != nil {
 			return "", fmt.Errorf("kind cluster %s: %w (by hand: docker rm -f -v <its containers>)", r.Name, err)
@@ -154,4 +159,12 @@ func deleteOwned(ctx context.Context, in DeleteInput, r run.Resource) error {
 	p.Printf("kind cluster %s deleted in %s (the run's %d containers: %s)", in.Name, time.Since(start).Round(100*time.Millisecond),
 		len(removed), strings.Join(removed, ", "))
 	return in.State.SetResourceState(r.Key(), "deleted")
+}
+
+func recordedIn(s *run.State, name string) (run.Resource, bool) {
+	if s == nil {
+		return run.Resource{}, false
+	}
+	r, ok := s.Resource(ResourceKind, name)
+	return r, ok && r.Name == name
 }

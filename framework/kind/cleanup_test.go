@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/cluster-api/test/infrastructure/container"
 
+	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/run"
 )
@@ -61,3 +62,35 @@ func TestKindNodeNames(t *testing.T) {
 		}
 	}
 }
+
+// The self-hosted teardown deletes its throw-away kind cluster, made during
+// cleanup (after the time cleanup's identity window ends), with a resource
+// built by name: the containers the state recorded for it still count.
+func TestDeleterUsesWhatTheStateRecorded(t *testing.T) {
+	rt, err := container.NewFakeClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := rt.(*container.FakeRuntime)
+	fake.ResetDeleteContainerCallLogs()
+	st, err := run.New(t.TempDir(), "20261122-100000-abcde", "local", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "tkg-e2e-kind-abcde-teardown"
+	later := time.Now().Add(time.Hour) // made after cleanup began
+	inv := &node.FakeInventory{Runtime: fake, Containers: []node.ContainerInfo{
+		{ID: "id-cp", Name: name + "-control-plane", Created: later, Labels: map[string]string{node.ClusterLabel: name, node.RoleLabel: "control-plane"}},
+	}}
+	ctx := cleanup.WithRun(node.InventoryInto(container.RuntimeInto(t.Context(), rt), inv), st)
+	if err := st.PutResource(run.Resource{Kind: ResourceKind, Name: name, State: "ready",
+		Attributes: map[string]string{node.AttrContainers: name + "-control-plane=id-cp"}}); err != nil {
+		t.Fatal(err)
+	}
+	how, err := Deleter(time.Minute, nil, "")(ctx, run.Resource{Kind: ResourceKind, Name: name})
+	if err != nil || got(fake) != "id-cp" {
+		t.Fatalf("how %q, err %v, deleted %q", how, err, got(fake))
+	}
+}
+
+func got(f *container.FakeRuntime) string { return strings.Join(f.DeleteContainerCalls(), ",") }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"net/http"
 	"os"
 	"sort"
@@ -152,6 +153,13 @@ func Apply(ctx context.Context, in ApplyInput) error {
 					return false, "", err
 				}
 				if err := applyOne(ctx, in.Cluster.Client, u, in.DefaultNamespace); err != nil {
+					// The API server's schema said no (422 Invalid): the
+					// same object is refused again on every retry, so say
+					// so now instead of at the end of the apply timeout.
+					if apierrors.IsInvalid(err) {
+						return false, fmt.Sprintf("%d/%d objects applied", total-len(pending), total),
+							wait.Permanent(fmt.Errorf("%s is rejected by the API server's schema (retrying cannot help): %w", describe(u), err))
+					}
 					failed = append(failed, u)
 					if firstErr == nil {
 						firstErr = fmt.Errorf("%s: %w", describe(u), err)

@@ -33,19 +33,26 @@ type Simulator struct {
 // SimulatorUsername is the user the simulator accepts.
 const SimulatorUsername = "administrator@vsphere.local"
 
-// StartSimulator starts vcsim. Close it when done: it also removes the
-// simulator's temporary datastore directories.
-func StartSimulator() (*Simulator, error) {
+// StartSimulator starts vcsim with a random password. Close it when done: it
+// also removes the simulator's temporary datastore directories.
+func StartSimulator() (*Simulator, error) { return StartSimulatorWithPassword("") }
+
+// StartSimulatorWithPassword starts vcsim accepting only password (random
+// when empty): a run can give it the hardest password it must keep out of
+// every log and artifact.
+func StartSimulatorWithPassword(password string) (*Simulator, error) {
 	m := simulator.VPX()
 	if err := m.Create(); err != nil {
 		return nil, fmt.Errorf("starting vcsim: %w", err)
 	}
-	pw := make([]byte, 12)
-	if _, err := rand.Read(pw); err != nil {
-		m.Remove()
-		return nil, err
+	if password == "" {
+		pw := make([]byte, 12)
+		if _, err := rand.Read(pw); err != nil {
+			m.Remove()
+			return nil, err
+		}
+		password = hex.EncodeToString(pw)
 	}
-	password := hex.EncodeToString(pw)
 	m.Service.TLS = new(tls.Config)
 	m.Service.Listen = &url.URL{Host: "127.0.0.1:0", User: url.UserPassword(SimulatorUsername, password)}
 	s := m.Service.NewServer()

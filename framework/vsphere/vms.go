@@ -3,9 +3,12 @@ package vsphere
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
+	"time"
 
+	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/vim25/mo"
 )
 
@@ -96,4 +99,24 @@ func (s *Session) CheckTemplate(ctx context.Context, p Placement, name string) e
 		return fmt.Errorf("%s is a VM, not a template (an interrupted import?): mark it as a template or let the ova stage re-import it", vm.InventoryPath)
 	}
 	return nil
+}
+
+// DeleteTemplate destroys the template at an inventory path, if it is one
+// (a VM of the same name is not touched). Gone already is no error.
+func (s *Session) DeleteTemplate(ctx context.Context, path string, timeout time.Duration, progress io.Writer, prefix string) error {
+	vm, err := find.NewFinder(s.Vim(), false).VirtualMachine(ctx, path)
+	if err != nil {
+		if isNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("looking up %s: %w", path, err)
+	}
+	ok, err := vm.IsTemplate(ctx)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if !ok {
+		return fmt.Errorf("%s is not a template: left alone", path)
+	}
+	return destroyVM(ctx, vm, taskWaits{Timeout: timeout, Interval: time.Second, Progress: progress, Prefix: prefix})
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/packages"
+	"github.com/tkg-e2e/harness/framework/placement"
 	"github.com/tkg-e2e/harness/suites"
 )
 
@@ -83,6 +85,19 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	cfg, _, err := loadFlags("validate", args, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	// The placement matrix and the package list are read by stages that run
+	// an hour into a vSphere run: a mistake in them is found now.
+	var bad []string
+	if _, err := placement.Load(cfg.Placement.Matrix); err != nil {
+		bad = append(bad, fmt.Sprintf("placement.matrix %s: %v", cfg.Placement.Matrix, err))
+	}
+	if _, err := packages.Load(cfg.Packages.Expected); err != nil {
+		bad = append(bad, fmt.Sprintf("packages.expected %s: %v", cfg.Packages.Expected, err))
+	}
+	if len(bad) > 0 {
+		fmt.Fprintf(stderr, "invalid harness config: %d problem(s) in the files it names (nothing was started)\n  %s\n", len(bad), strings.Join(bad, "\n  "))
 		return 2
 	}
 	fmt.Fprintf(stdout, "config OK: %s (profile %s, %d OVA(s), clusters %s/%s/%s) in %s\n", cfg.Source, cfg.Profile,

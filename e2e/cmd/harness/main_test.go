@@ -67,3 +67,44 @@ func TestSelect(t *testing.T) {
 		}
 	}
 }
+
+// A placement matrix or package list with a mistake fails `validate` (and so
+// `make e2e`) at once, not when its stage runs an hour into a vSphere run.
+func TestValidateReadsTheMatrixAndThePackageList(t *testing.T) {
+	base, err := os.ReadFile("../../../config/local.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ file, key, bad, want string }{
+		{"matrix.yaml", "matrix: placement/local.yaml", "name: m\nroles: [management]\ncomponents:\n- name: x\n  nmespace: kube-system\n", "nmespace"},
+		{"packages.yaml", "expected: packages/local.yaml", "name: p\nroles:\n  management:\n  - nme: x\n", "nme"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, tc.file), []byte(tc.bad), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			field, _, _ := strings.Cut(tc.key, ":")
+			text := strings.Replace(string(base), tc.key, field+": "+filepath.Join(dir, tc.file), 1)
+			// The other file stays the shipped one.
+			text = strings.NewReplacer("matrix: placement/local.yaml", "matrix: "+abs(t, "../../../config/placement/local.yaml"),
+				"expected: packages/local.yaml", "expected: "+abs(t, "../../../config/packages/local.yaml")).Replace(text)
+			p := filepath.Join(dir, "profile.yaml")
+			if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			var out, errOut bytes.Buffer
+			if code := run([]string{"validate", "-config", p}, &out, &errOut); code != 2 || !strings.Contains(errOut.String(), tc.want) {
+				t.Fatalf("exit %d, want 2 naming %q; stdout %q stderr:\n%s", code, tc.want, out.String(), errOut.String())
+			}
+		})
+	}
+}
+
+func abs(t *testing.T, p string) string {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

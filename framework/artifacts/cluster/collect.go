@@ -49,6 +49,12 @@ type Input struct {
 	// SSH reaches non-container nodes. A zero value is valid: node logs are
 	// then recorded as not collected because SSH is not configured.
 	SSH SSH
+	// MachineKubeconfigs are the clusters that may hold this cluster's
+	// Machines (its management cluster; the bootstrap cluster before the
+	// move). Their addresses reach VMs whose Node never joined, and every
+	// VM when this cluster's API is down. Namespace narrows the listing.
+	MachineKubeconfigs []string
+	Namespace          string
 	// NodeRunner, when set, takes node logs instead of docker exec or the
 	// ssh client (a jump host, a Go SSH client, a test double). Nodes are
 	// then the cluster's Node objects.
@@ -178,6 +184,7 @@ func (c *collection) api(ctx context.Context, apiDone chan<- struct{}) {
 		kube.WithRateLimit(100, 200), kube.WithUserAgent("tkg-e2e-harness-artifacts"))
 	if err != nil {
 		c.apiFailed(err)
+		c.nodesWithoutAPI(ctx)
 		return
 	}
 	// Secrets first, beside discovery: their values must be known to the
@@ -202,6 +209,7 @@ func (c *collection) api(ctx context.Context, apiDone chan<- struct{}) {
 	lists := found.Load()
 	if lists == nil {
 		c.apiFailed(errs[0])
+		c.nodesWithoutAPI(ctx)
 		return
 	}
 	c.mu.Lock()
@@ -222,15 +230,21 @@ func (c *collection) api(ctx context.Context, apiDone chan<- struct{}) {
 	for _, obj := range c.inv.get("clusters", "cluster.x-k8s.io") {
 		items = append(items, c.treeItem(cl, obj.GetNamespace(), obj.GetName()))
 	}
+	var sshWG sync.WaitGroup
 	switch {
 	case c.in.NodeRunner != nil:
 		for _, n := range c.inv.get("nodes", "") {
 			items = append(items, c.nodeLogItems(c.in.NodeRunner, n.GetName(), true)...)
 		}
 	case !c.in.DockerNodes:
-		items = append(items, c.sshItems(c.inv.get("nodes", ""))...)
+		sshWG.Add(1)
+		go func() {
+			defer sshWG.Done()
+			c.sshNodes(ctx, c.inv.get("nodes", ""), true)
+		}()
 	}
 	c.r.Run(ctx, items...)
+	sshWG.Wait()
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -249,8 +263,14 @@ func (c *collection) apiFailed(err error) {
 	c.f.APIError = c.w.Redact(err.Error())
 	c.mu.Unlock()
 	c.r.Skip("resources, events, pod logs, condition trees", "the API server did not answer ("+oneLine(err.Error())+"); node-side logs are all there is")
+}
+
+// nodesWithoutAPI takes the node logs that do not need the cluster's API
+// when it did not answer: over SSH, at the Machines' addresses. (The Docker
+// path runs on its own, whatever the API does.)
+func (c *collection) nodesWithoutAPI(ctx context.Context) {
 	if !c.in.DockerNodes && c.in.NodeRunner == nil {
-		c.r.Skip("node logs over SSH", "node addresses come from the API, which did not answer; set SSH.Hosts to reach nodes without it")
+		c.sshNodes(ctx, nil, false)
 	}
 }
 

@@ -102,7 +102,7 @@ func (c *collection) containerDebugItem(name string) artifacts.Item {
 
 // podLogDirItem copies /var/log/pods out of a node as a tar stream and writes
 // each log through the Writer (redacted, capped), never to disk unfiltered.
-func (c *collection) podLogDirItem(run dockerRunner, node string) artifacts.Item {
+func (c *collection) podLogDirItem(run NodeRunner, node string) artifacts.Item {
 	base := path.Join(c.folder, "nodes", artifacts.SafeName(node), "var-log-pods")
 	return artifacts.Item{Name: "node " + node + " /var/log/pods", Run: func(ctx context.Context) error {
 		pr, pw := io.Pipe()

@@ -177,10 +177,10 @@ func TestCollectRealCluster(t *testing.T) {
 	}
 	if !rc.docker {
 		// No SSH key was given: the absence of node logs must be explained, not silent.
-		if note := artifactstest.Read(t, w, filepath.Join(got.Folder, "nodes", "NOT-COLLECTED.txt")); !strings.Contains(note, "SSH is not configured") {
+		if note := artifactstest.Read(t, w, filepath.Join(got.Folder, "nodes", "NOT-COLLECTED.txt")); !strings.Contains(note, cluster.NotConfigured) {
 			t.Errorf("NOT-COLLECTED.txt: %q", note)
 		}
-		if errs := artifactstest.Read(t, w, artifacts.ErrorsFile); !strings.Contains(errs, "[not collected] cluster bootstrap/"+rc.name+": node logs over SSH: SSH is not configured") {
+		if errs := artifactstest.Read(t, w, artifacts.ErrorsFile); !strings.Contains(errs, "[not collected] cluster bootstrap/"+rc.name+": node logs over SSH: "+cluster.NotConfigured) {
 			t.Errorf("errors.txt does not explain the missing node logs:\n%s", errs)
 		}
 	}

@@ -20,6 +20,9 @@ func TestClassify(t *testing.T) {
 		reasonMentions string
 	}{
 		{"passed", Evidence{Passed: true}, None, "passed", ""},
+		{"a rehearsal stop is not a failure, whatever the message mentions", Evidence{Stopped: true, Stage: "management", StageCategory: Provider,
+			Message: "stopped at the rehearsal limit: cluster m reached applied -> VM cloned -> providerID; vcsim VMs boot no OS (vCenter, KubeadmControlPlane)"},
+			None, "rehearsal-limit", "stand-in vCenter"},
 		{"interrupted beats what the interruption left", Evidence{Stage: "management", StageCategory: Provider, Message: "interrupted: interrupted (Interrupted by User) while waiting for API server",
 			Clusters: mgmt(artifacts.ClusterFindings{MachinesWithoutNodeRef: []artifacts.MachineFinding{{Name: "m"}}})}, Harness, "interrupted", "interrupted"},
 		{"panic beats everything", Evidence{Stage: "packages", StageCategory: Package, Message: "panic: runtime error: invalid memory address or nil pointer dereference",
@@ -88,7 +91,7 @@ func TestEveryRuleIsExercised(t *testing.T) {
 		"vcenter-task-failed": true, "infrastructure-error": true, "webhook-unavailable": true, "machine-without-infrastructure": true,
 		"node-without-cni": true, "node-not-ready": true, "controller-pod-failing": true, "machine-not-bootstrapped": true,
 		"api-unreachable": true, "package-failed": true, "pod-unschedulable": true, "cluster-not-available": true, "package-message": true,
-		"placement-message": true, "provider-message": true, "harness-input": true, "stage-hint": true, "nothing-ran": true, "interrupted": true}
+		"placement-message": true, "provider-message": true, "harness-input": true, "stage-hint": true, "nothing-ran": true, "interrupted": true, "rehearsal-limit": true}
 	for _, r := range rules {
 		if !tested[r.name] {
 			t.Errorf("rule %s has no case in TestClassify", r.name)

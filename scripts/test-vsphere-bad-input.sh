@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Bad vSphere input fails before any cluster exists, naming the value and the
+# fix, and leaves nothing behind: each case runs `make e2e
+# CONFIG=config/vsphere.yaml FOCUS=bootstrap` against a vcsim server with one
+# value wrong, and checks the exit code, the message, the time it took and
+# that no kind cluster or vcsim VM appeared.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
+t0=$(date +%s)
+say() { echo "[bad-input +$(( $(date +%s) - t0 ))s] $*"; }
+. "$root/scripts/lib-vcsim.sh"
+build_vcsim_tools
+trap stop_vcsim EXIT
+start_vcsim
+make -s "$root/bin/harness" "$root/bin/ginkgo" >/dev/null
+
+overrides=$vcsim_state/bad.yaml
+kinds_before=$(kind get clusters 2>/dev/null | sort || true)
+fails=0
+# case NAME EXPECTED-REGEX [ENV=VALUE...] [-- OVERRIDE-YAML]
+case_() {
+  local name=$1 want=$2; shift 2
+  local envs=() yaml="{}"
+  while [ $# -gt 0 ]; do
+    if [ "$1" = "--" ]; then yaml=$2; break; fi
+    envs+=("$1"); shift
+  done
+  printf '%s\n' "$yaml" > "$overrides"
+  local out=$vcsim_state/$name.log start=$(date +%s) rc=0
+  env "${envs[@]}" make e2e CONFIG=config/vsphere.yaml CONFIG_OVERRIDES="$root/config/vsphere-sim.overrides.yaml,$overrides" \
+    FOCUS=bootstrap ARTIFACTS="$vcsim_state/run-$name" > "$out" 2>&1 || rc=$?
+  local secs=$(( $(date +%s) - start ))
+  local vms; vms=$(bin/govc find /DC0/vm/tkg-e2e -type m | grep -v '/ubuntu-' || true)
+  local kinds; kinds=$(kind get clusters 2>/dev/null | sort || true)
+  if [ $rc -eq 0 ]; then
+    echo "FAIL $name: the run passed"; fails=$((fails+1))
+  elif ! grep -Eq "$want" "$out"; then
+    echo "FAIL $name: exit $rc, but no line matches /$want/:"; grep -E 'FAILED|problem|fix:|Fix:|preflight' "$out" | head -8; fails=$((fails+1))
+  elif [ "$kinds" != "$kinds_before" ] || [ -n "$vms" ]; then
+    echo "FAIL $name: something was created: kind clusters [$kinds] VMs [$vms]"; fails=$((fails+1))
+  elif grep -qF "$VSPHERE_PASSWORD" "$out"; then
+    echo "FAIL $name: the password reached the output"; fails=$((fails+1))
+  else
+    echo "ok   $name: exit $rc in ${secs}s: $(grep -Eo "$want" "$out" | head -1)"
+  fi
+}
+
+case_ wrong-thumbprint 'thumbprint' VSPHERE_TLS_THUMBPRINT=AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD
+case_ wrong-password '(incorrect user name or password|Login failure|InvalidLogin|cannot complete login)' VSPHERE_PASSWORD=wrong-password-1234
+case_ no-datacenter 'datacenter "/DC9" not found' -- 'vsphere: {datacenter: /DC9}'
+case_ no-folder 'folder "/DC0/vm/nope" not found' -- 'vsphere: {folder: /DC0/vm/nope}'
+case_ no-datastore 'datastore "ds-nope" not found' -- 'vsphere: {datastore: ds-nope}'
+case_ no-pool 'resource pool "/DC0/host/DC0_C0/Resources/nope" not found' -- 'vsphere: {resourcePool: /DC0/host/DC0_C0/Resources/nope}'
+case_ no-network 'network "net-nope" not found' -- 'vsphere: {network: net-nope}'
+case_ capv-variable-unset 'VSPHERE_SSH_AUTHORIZED_KEY' VSPHERE_SSH_AUTHORIZED_KEY=
+case_ endpoint-shared 'CONTROL_PLANE_ENDPOINT_IP 172.17.255.50 is also' WORKLOAD_CONTROL_PLANE_ENDPOINT_IP=172.17.255.50
+say "done: $fails failure(s)"
+[ $fails -eq 0 ]

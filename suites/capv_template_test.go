@@ -1,0 +1,128 @@
+package suites_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/suites"
+)
+
+// capvModule is the CAPV release the kit builds and the profile targets.
+const capvModule = "sigs.k8s.io/cluster-api-provider-vsphere@v1.16.1"
+
+// capvTemplate returns the default cluster template of the pinned CAPV
+// release, from the module cache (downloaded from the proxy if needed: the
+// harness never imports CAPV's Go code).
+func capvTemplate(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "mod", "download", "-json", capvModule).Output()
+	if err != nil {
+		t.Fatalf("go mod download %s: %v (the test reads CAPV's own template; the module proxy serves this version)", capvModule, err)
+	}
+	var m struct{ Dir string }
+	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
+		t.Fatalf("go mod download -json %s: no Dir in %s", capvModule, out)
+	}
+	b, err := os.ReadFile(filepath.Join(m.Dir, "templates", "cluster-template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// requiredVariables are the ${VAR} references of a clusterctl template that
+// have no ${VAR:=default}.
+func requiredVariables(tmpl string) []string {
+	seen := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\$\{([A-Z0-9_]+)(:?=[^}]*)?\}`).FindAllStringSubmatch(tmpl, -1) {
+		if m[2] == "" {
+			seen[m[1]] = true
+		}
+	}
+	var out []string
+	for v := range seen {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func loadVSphere(t *testing.T, env map[string]string) (*config.Config, error) {
+	t.Helper()
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	return config.Load(config.LoadOptions{Path: "../config/vsphere.yaml", Intervals: suites.Lifecycle.IntervalKeys()})
+}
+
+func siteEnv(t *testing.T) map[string]string {
+	cni := filepath.Join(t.TempDir(), "cni.yaml")
+	if err := os.WriteFile(cni, []byte("kind: List\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{
+		"VSPHERE_SERVER": "vcenter.example.com", "VSPHERE_USERNAME": "administrator@vsphere.local",
+		"VSPHERE_PASSWORD": "a-long-enough-password", "VSPHERE_TLS_THUMBPRINT": "AA:BB",
+		"VSPHERE_DATACENTER": "/dc0", "VSPHERE_FOLDER": "/dc0/vm/e2e", "VSPHERE_DATASTORE": "ds0",
+		"VSPHERE_RESOURCE_POOL": "/dc0/host/c0/Resources", "VSPHERE_NETWORK": "VM Network",
+		"VSPHERE_SSH_AUTHORIZED_KEY": "ssh-ed25519 AAAAC3 e2e", "OVA_UBUNTU": "https://example.com/u.ova",
+		"OVA_UBUNTU_SHA256":                    strings.Repeat("a", 64),
+		"MANAGEMENT_CONTROL_PLANE_ENDPOINT_IP": "10.0.0.50", "WORKLOAD_CONTROL_PLANE_ENDPOINT_IP": "10.0.0.51",
+		"CNI_MANIFEST": cni,
+	}
+}
+
+// Every variable CAPV's pinned default template needs is supplied by the
+// vSphere profile for both cluster roles (or by clusterctl from the cluster
+// spec), so `clusterctl generate cluster` never stops on an unset one an hour
+// into a nightly.
+func TestVSphereProfileSuppliesEveryCAPVTemplateVariable(t *testing.T) {
+	need := requiredVariables(capvTemplate(t))
+	if len(need) < 15 {
+		t.Fatalf("read only %d required variables from CAPV's template (%v): the parser or the template changed", len(need), need)
+	}
+	cfg, err := loadVSphere(t, siteEnv(t))
+	if err != nil {
+		t.Fatalf("config/vsphere.yaml with a complete site does not load:\n%v", err)
+	}
+	for _, role := range []string{"management", "workload"} {
+		have := cfg.ClusterctlVariables(role)
+		for _, v := range config.ClusterctlFills() {
+			have[v] = "(clusterctl)"
+		}
+		for _, v := range need {
+			if _, ok := have[v]; !ok {
+				t.Errorf("%s cluster: CAPV's template needs %s and the vSphere profile does not supply it", role, v)
+			}
+		}
+		if have["VSPHERE_TEMPLATE"] != "ubuntu-2204-kube-v1.33.1" {
+			t.Errorf("%s cluster: VSPHERE_TEMPLATE = %q, want the template the ova stage imports", role, have["VSPHERE_TEMPLATE"])
+		}
+	}
+	if m, w := cfg.ClusterctlVariables("management")["CONTROL_PLANE_ENDPOINT_IP"], cfg.ClusterctlVariables("workload")["CONTROL_PLANE_ENDPOINT_IP"]; m == w {
+		t.Errorf("management and workload share CONTROL_PLANE_ENDPOINT_IP %s", m)
+	}
+}
+
+// A variable the template needs and the site leaves unset is named by the
+// config validation, before anything runs.
+func TestVSphereProfileNamesUnsetCAPVVariables(t *testing.T) {
+	for _, unset := range []string{"VSPHERE_SSH_AUTHORIZED_KEY", "WORKLOAD_CONTROL_PLANE_ENDPOINT_IP", "CNI_MANIFEST", "VSPHERE_DATASTORE"} {
+		t.Run(unset, func(t *testing.T) {
+			env := siteEnv(t)
+			delete(env, unset)
+			os.Unsetenv(unset)
+			_, err := loadVSphere(t, env)
+			if err == nil || !strings.Contains(err.Error(), unset) {
+				t.Fatalf("with %s unset, want a config error naming it, got: %v", unset, err)
+			}
+		})
+	}
+}
