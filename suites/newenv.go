@@ -72,6 +72,13 @@ func NewEnv(o EnvOptions) (*Env, error) {
 	if err != nil {
 		return env, err
 	}
+	// Cluster names carry the run's short ID (clusters.uniqueNames); a
+	// resumed run keeps the names its state recorded.
+	if !o.External {
+		if err := cfg.SetRunNames(env.State.ShortID(), keptNames(env.State)); err != nil {
+			return env, err
+		}
+	}
 	if note := env.State.LockNote(); note != "" {
 		env.Printf("note: %s", note)
 	}
@@ -95,4 +102,17 @@ func NewEnv(o EnvOptions) (*Env, error) {
 		}
 	}
 	return env, nil
+}
+
+// keptNames are the cluster names, by role, that the run state recorded.
+func keptNames(s *run.State) map[string]string {
+	out := map[string]string{}
+	for _, role := range []string{RoleBootstrap, RoleManagement, RoleWorkload} {
+		for _, kind := range []string{"kind-cluster", clusters.ResourceKind} {
+			if r, ok := s.Resource(kind, role); ok && r.Role == role {
+				out[role] = r.Name
+			}
+		}
+	}
+	return out
 }

@@ -14,6 +14,8 @@ import (
 // what failed or leaked. It is what the suite's teardown and `harness
 // cleanup` (make clean-run) both call.
 func All(ctx context.Context, in Input) error {
+	// One notion of the run for the deletions and the checks after them.
+	ctx = WithRun(ctx, in.State)
 	rep, err := Run(ctx, in)
 	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	if rep != nil {

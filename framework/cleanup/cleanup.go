@@ -84,6 +84,7 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 	if in.State == nil {
 		return nil, errors.New("cleanup.Run: invalid input: State is nil")
 	}
+	ctx = WithRun(ctx, in.State)
 	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	rep := &Report{}
 	for _, r := range in.State.Live() {
@@ -119,4 +120,33 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 		return rep, fmt.Errorf("cleanup: %d resource(s) not deleted: %s", len(rep.Failed), strings.Join(rep.Failed, "; "))
 	}
 	return rep, nil
+}
+
+type runKey struct{}
+
+type runOf struct {
+	state *run.State
+	until time.Time
+}
+
+// WithRun returns a context that tells the deleters and leak checks which
+// run they act for (RunOf). Run and All call it; a context that already
+// carries a run keeps it.
+func WithRun(ctx context.Context, s *run.State) context.Context {
+	if st, _ := RunOf(ctx); st != nil || s == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, runKey{}, runOf{state: s, until: s.Updated})
+}
+
+// RunOf is the run a deleter or leak check acts for, and when it last
+// worked: the state file's last write before cleanup changed anything (a
+// kept run's end; for a run cleaning up after itself, a moment ago).
+// Containers kind or CAPD created for the run were created before then.
+func RunOf(ctx context.Context) (*run.State, time.Time) {
+	r, ok := ctx.Value(runKey{}).(runOf)
+	if !ok {
+		return nil, time.Time{}
+	}
+	return r.state, r.until
 }

@@ -4,24 +4,46 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
+// AttrClusterUID is the capi-cluster attribute holding the Cluster object's
+// UID, recorded once the cluster's Machines are Running; AttrClusterUIDIn is
+// the kubeconfig of the cluster that held it then. `clusterctl move`
+// recreates the object with another UID, so the UID identifies the Cluster
+// only while it is still held there.
+const (
+	AttrClusterUID   = "clusterUID"
+	AttrClusterUIDIn = "clusterUIDIn"
+)
+
+// recordedUID is the UID to check the Cluster object against, or "".
+func recordedUID(r run.Resource) string {
+	if r.Attributes[AttrClusterUIDIn] != r.Attributes[AttrManagedBy] {
+		return ""
+	}
+	return r.Attributes[AttrClusterUID]
+}
+
 // Deleter returns cleanup's deleter of capi-cluster resources: through the
-// cluster that holds the Cluster object (Delete, bounded by timeout). When
-// that cluster does not answer, or the cluster is self-hosted (a management
-// cluster after `clusterctl move`, which cannot delete itself), its node and
-// load balancer containers are removed by docker label instead. Cleanup
-// marks the resource deleted.
+// cluster that holds the Cluster object (Delete, bounded by timeout), when
+// that object is the one the run created (its UID as recorded). When that
+// cluster does not answer, or the cluster is self-hosted (a management
+// cluster after `clusterctl move`, which cannot delete itself), the run's
+// node and load balancer containers are removed by ID instead (node.Claim
+// says which are the run's); other containers carrying the cluster's label
+// are left alone and reported. Cleanup marks the resource deleted.
 func Deleter(timeout, interval time.Duration, progress io.Writer, prefix string) func(ctx context.Context, r run.Resource) (string, error) {
 	return DeleterWith(timeout, interval, progress, prefix, nil)
 }
@@ -39,6 +61,8 @@ type SelfHostedFunc func(ctx context.Context, r run.Resource) (string, error)
 func DeleterWith(timeout, interval time.Duration, progress io.Writer, prefix string, selfHosted SelfHostedFunc) func(ctx context.Context, r run.Resource) (string, error) {
 	return func(ctx context.Context, r run.Resource) (string, error) {
 		p := wait.Printer{W: progress, Prefix: prefix}
+		s, until := cleanup.RunOf(ctx)
+		id := node.IdentityOf(s, until)
 		if r.Attributes[AttrSelfHosted] == "true" && selfHosted != nil {
 			return selfHosted(ctx, r)
 		}
@@ -56,8 +80,8 @@ func DeleterWith(timeout, interval time.Duration, progress io.Writer, prefix str
 				err = mgmt.Ready(ctx)
 			}
 			if err == nil {
-				err = Delete(ctx, DeleteInput{Management: mgmt, Namespace: r.Namespace, Name: r.Name,
-					Timeout: timeout, Interval: interval, Progress: progress, Prefix: prefix})
+				err = Delete(ctx, DeleteInput{Management: mgmt, Namespace: r.Namespace, Name: r.Name, UID: recordedUID(r),
+					Owner: &ownerOf{r: r, id: id}, Timeout: timeout, Interval: interval, Progress: progress, Prefix: prefix})
 				if err == nil {
 					return "deleted through its management cluster", nil
 				}
@@ -65,18 +89,76 @@ func DeleterWith(timeout, interval time.Duration, progress io.Writer, prefix str
 					return "", err
 				}
 			}
-			p.Printf("cleanup: %s: cannot delete through %s (%v); removing its containers", r.Key(), managedBy, err)
+			p.Printf("cleanup: %s: cannot delete through %s (%v); removing the run's containers", r.Key(), managedBy, err)
 		}
-		removed, err := node.RemoveClusterContainers(ctx, r.Name)
+		removed, leftAlone, err := node.RemoveOwned(ctx, r, id)
 		if err != nil {
 			return "", err
 		}
-		how := fmt.Sprintf("removed %d containers by label %s=%s", len(removed), node.ClusterLabel, r.Name)
+		how := fmt.Sprintf("removed the run's %d containers by ID (%s)", len(removed), strings.Join(removed, ", "))
 		if selfHosted {
 			how += " (self-hosted)"
 		}
+		if len(leftAlone) > 0 {
+			how += "; " + strings.Join(leftAlone, "; ")
+		}
 		return how, nil
 	}
+}
+
+// ownerOf says which containers labelled with a cluster's name are the run's.
+type ownerOf struct {
+	r  run.Resource
+	id node.Identity
+}
+
+func (o *ownerOf) mine(ctx context.Context) (mine []node.ContainerInfo, others []string, err error) {
+	cs, err := node.ListCluster(ctx, o.r.Name)
+	if err != nil {
+		return nil, nil, err
+	}
+	mine, others = node.Split(node.Claim(cs, o.r, o.id))
+	return mine, others, nil
+}
+
+// RecordContainers records in the run state what identifies the cluster for
+// certain: the Cluster object's UID and the IDs of its node and load
+// balancer containers (CAPD's: named after the Machines, and
+// "<cluster>-lb"). Create calls it once the Machines are Running; a later
+// call adds containers made since. Clusters whose nodes are not containers
+// (CAPV) record the UID only.
+func RecordContainers(ctx context.Context, mgmt *kube.Cluster, managedBy string, s *run.State, namespace, name string, machines []Machine, docker bool) error {
+	key := run.Resource{Kind: ResourceKind, Namespace: namespace, Name: name}.Key()
+	c := &clusterv1.Cluster{}
+	if err := mgmt.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, c); err != nil {
+		return fmt.Errorf("reading Cluster %s/%s to record its UID: %w", namespace, name, err)
+	}
+	if err := node.SetAttribute(s, key, AttrClusterUID, string(c.UID)); err != nil {
+		return err
+	}
+	if err := node.SetAttribute(s, key, AttrClusterUIDIn, managedBy); err != nil {
+		return err
+	}
+	if !docker {
+		return nil
+	}
+	names := map[string]bool{name + "-lb": true}
+	for _, m := range machines {
+		names[machineContainerName(name, m.Name)] = true
+		if m.NodeName != "" {
+			names[m.NodeName] = true
+		}
+	}
+	_, err := node.RecordContainers(ctx, s, key, names)
+	return err
+}
+
+// machineContainerName is how CAPD names a Machine's container.
+func machineContainerName(cluster, machine string) string {
+	if strings.HasPrefix(machine, cluster) {
+		return machine
+	}
+	return cluster + "-" + machine
 }
 
 // halfMoved says whether the Cluster object of r is gone from the cluster

@@ -5,9 +5,15 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
 	"sigs.k8s.io/cluster-api/test/infrastructure/container"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/run"
 )
 
@@ -55,22 +61,65 @@ func TestProvisionNamesEachMissingTimeout(t *testing.T) {
 	}
 }
 
-func TestDeleterRemovesTheContainersOfASelfHostedCluster(t *testing.T) {
+func TestDeleterRemovesTheRunsContainersOfASelfHostedCluster(t *testing.T) {
 	rt, err := container.NewFakeClient()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := container.RuntimeInto(t.Context(), rt)
+	fake := rt.(*container.FakeRuntime)
+	fake.ResetDeleteContainerCallLogs()
+	lbl := func(c string) map[string]string {
+		return map[string]string{node.ClusterLabel: c, node.RoleLabel: "control-plane"}
+	}
+	old := time.Now().Add(-time.Hour)
+	inv := &node.FakeInventory{Runtime: fake, Containers: []node.ContainerInfo{
+		{ID: "id-mgmt", Name: "h4e-mgmt-cp", Created: old, Labels: lbl("h4e-mgmt")},
+		{ID: "id-wl", Name: "h4e-wl-cp", Created: old, Labels: lbl("h4e-wl")},
+		{ID: "id-other", Name: "h4e-wl-cp-other", Created: old, Labels: lbl("h4e-wl")},
+	}}
+	ctx := node.InventoryInto(container.RuntimeInto(t.Context(), rt), inv)
 	del := Deleter(time.Second, time.Second, nil, "")
 	how, err := del(ctx, run.Resource{Kind: ResourceKind, Namespace: "ns", Name: "h4e-mgmt",
-		Attributes: map[string]string{AttrManagedBy: "/nonexistent/kubeconfig", AttrSelfHosted: "true"}})
-	if err != nil || how != "removed 0 containers by label io.x-k8s.kind.cluster=h4e-mgmt (self-hosted)" {
+		Attributes: map[string]string{AttrManagedBy: "/nonexistent/kubeconfig", AttrSelfHosted: "true", node.AttrContainers: "h4e-mgmt-cp=id-mgmt"}})
+	if err != nil || how != "removed the run's 1 containers by ID (h4e-mgmt-cp) (self-hosted)" {
 		t.Fatalf("how %q, err %v", how, err)
 	}
-	// A management cluster that does not answer: its containers go instead.
+	// A management cluster that does not answer: the run's containers go
+	// instead, and a container of the same label that is not the run's stays.
 	how, err = del(ctx, run.Resource{Kind: ResourceKind, Namespace: "ns", Name: "h4e-wl",
-		Attributes: map[string]string{AttrManagedBy: "/nonexistent/kubeconfig"}})
-	if err != nil || how != "removed 0 containers by label io.x-k8s.kind.cluster=h4e-wl" {
+		Attributes: map[string]string{AttrManagedBy: "/nonexistent/kubeconfig", node.AttrContainers: "h4e-wl-cp=id-wl"}})
+	if err != nil || !strings.HasPrefix(how, "removed the run's 1 containers by ID (h4e-wl-cp); container h4e-wl-cp-other") ||
+		!strings.Contains(how, "left alone") {
 		t.Fatalf("how %q, err %v", how, err)
+	}
+	if got := strings.Join(fake.DeleteContainerCalls(), ","); got != "id-mgmt,id-wl" {
+		t.Fatalf("deleted %s", got)
+	}
+}
+
+func TestRecordedUIDOnlyWhileHeldWhereRecorded(t *testing.T) {
+	r := run.Resource{Attributes: map[string]string{AttrClusterUID: "u1", AttrClusterUIDIn: "/kind", AttrManagedBy: "/kind"}}
+	if recordedUID(r) != "u1" {
+		t.Fatal("the recorded UID is not checked")
+	}
+	// After clusterctl move the object is recreated with another UID.
+	r.Attributes[AttrManagedBy] = "/mgmt"
+	if recordedUID(r) != "" {
+		t.Fatal("a moved Cluster's old UID would refuse its deletion")
+	}
+}
+
+// A Cluster of the run's name whose UID is not the one the run recorded is
+// someone else's: Delete refuses it and leaves it.
+func TestDeleteLeavesAClusterOfAnotherUID(t *testing.T) {
+	c := &clusterv1.Cluster{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "h4e-wl", UID: "theirs"}}
+	cl := fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(c).Build()
+	err := Delete(t.Context(), DeleteInput{Management: &kube.Cluster{Client: cl}, Namespace: "ns", Name: "h4e-wl", UID: "ours",
+		Timeout: time.Second, Interval: 100 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), "not this run's, left alone") {
+		t.Fatalf("err %v", err)
+	}
+	if err := cl.Get(t.Context(), client.ObjectKeyFromObject(c), &clusterv1.Cluster{}); err != nil {
+		t.Fatalf("the other Cluster was deleted: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -258,6 +259,11 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 		return res, err
 	}
 	res.Steps.Since("machines-running", start)
+	// What identifies the cluster for certain, for cleanup (best effort: a failure here is not the cluster's).
+	docker, _, _ := strings.Cut(in.InfrastructureProvider, ":")
+	if err := RecordContainers(ctx, mgmt, in.ManagementKubeconfig, in.State, in.Namespace, in.Name, res.Machines, docker == "" || docker == "docker"); err != nil {
+		p.Printf("warning: cannot record what identifies cluster %s (cleanup falls back to name, label and creation time): %v", in.Name, err)
+	}
 
 	start = time.Now()
 	if err := kube.WaitNodesReady(ctx, kube.NodesInput{Cluster: wl, Count: want, What: fmt.Sprintf("%d nodes of %s Ready", want, in.Name),

@@ -22,6 +22,14 @@ type DeleteInput struct {
 	Management *kube.Cluster
 	Namespace  string
 	Name       string
+	// UID, when set, is the Cluster object's UID as the run recorded it: a
+	// Cluster of the same name with another UID is not the run's, and is
+	// not deleted.
+	UID string
+	// Owner, when set, says which containers labelled with the cluster's
+	// name are the run's: only those are waited for. Without it, the
+	// containers kind or CAPD made (with their role label) are.
+	Owner *ownerOf
 	// Timeout bounds the deletion, from the delete request until the Cluster
 	// object and its containers are gone.
 	Timeout  time.Duration
@@ -44,6 +52,9 @@ func Delete(ctx context.Context, in DeleteInput) error {
 		wait.Printer{W: in.Progress, Prefix: in.Prefix}.Printf("Cluster %s/%s does not exist; checking its containers", in.Namespace, in.Name)
 	case err != nil:
 		return fmt.Errorf("reading Cluster %s/%s: %w", in.Namespace, in.Name, err)
+	case in.UID != "" && string(c.UID) != in.UID:
+		return fmt.Errorf("Cluster %s/%s has UID %s, not %s as the run recorded: it is not this run's, left alone",
+			in.Namespace, in.Name, c.UID, in.UID)
 	default:
 		if paused(c) {
 			// A move interrupted half-way leaves the Cluster paused, and no
@@ -80,18 +91,34 @@ func Delete(ctx context.Context, in DeleteInput) error {
 					parts = append(parts, fmt.Sprintf("%d machines: %s", len(ms), strings.Join(mm, ", ")))
 				}
 			}
-			cs, err := node.ClusterContainers(ctx, in.Name)
+			cs, err := containersOf(ctx, in)
 			if err != nil {
 				return false, "", err
 			}
 			if len(cs) > 0 {
-				parts = append(parts, fmt.Sprintf("%d containers: %s", len(cs), strings.Join(node.Names(cs), ", ")))
+				parts = append(parts, fmt.Sprintf("%d containers: %s", len(cs), strings.Join(cs, ", ")))
 			}
 			if gone && len(cs) == 0 {
 				return true, "Cluster and containers gone", nil
 			}
 			return false, strings.Join(parts, "; "), nil
 		})
+}
+
+// containersOf are the names of the cluster's containers Delete waits for:
+// the run's (in.Owner), or, without an owner, those kind or CAPD made (a
+// container that only carries the cluster's label is not waited for).
+func containersOf(ctx context.Context, in DeleteInput) ([]string, error) {
+	if in.Owner != nil {
+		mine, _, err := in.Owner.mine(ctx)
+		var names []string
+		for _, c := range mine {
+			names = append(names, c.Name)
+		}
+		return names, err
+	}
+	nodes, lbs, err := node.ClusterNodes(ctx, in.Name)
+	return append(node.Names(nodes), node.Names(lbs)...), err
 }
 
 func paused(c *clusterv1.Cluster) bool {

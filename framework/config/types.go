@@ -174,9 +174,14 @@ type GenerateOVA struct {
 
 // Clusters are the clusters of a run.
 type Clusters struct {
-	Bootstrap  BootstrapCluster `yaml:"bootstrap"`
-	Management WorkloadCluster  `yaml:"management"`
-	Workload   WorkloadCluster  `yaml:"workload"`
+	// UniqueNames (default true) appends "-<run short ID>" to every cluster
+	// name when a run starts (tkg-e2e-mgmt-k3f9a; SetRunNames), so runs that
+	// share a Docker host or a vCenter never share a cluster name. false
+	// keeps the names as written (an overrides file that must know them).
+	UniqueNames *bool            `yaml:"uniqueNames"`
+	Bootstrap   BootstrapCluster `yaml:"bootstrap"`
+	Management  WorkloadCluster  `yaml:"management"`
+	Workload    WorkloadCluster  `yaml:"workload"`
 }
 
 // BootstrapCluster is the kind cluster.

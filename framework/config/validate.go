@@ -316,6 +316,8 @@ func (c *Config) validateClusters(add func(key, msg, fix string)) {
 	b := c.Clusters.Bootstrap
 	if !dns1123.MatchString(b.Name) || len(b.Name) > 40 {
 		add("clusters.bootstrap.name", fmt.Sprintf("%q is not a valid kind cluster name", b.Name), "use lower-case letters, digits and '-', at most 40 characters")
+	} else if p := c.nameTooLongForRunSuffix(b.Name); p != "" {
+		add("clusters.bootstrap.name", p, fixTooLongForRunSuffix)
 	}
 	if b.NodeImage == "" {
 		add("clusters.bootstrap.nodeImage", "nodeImage is required", "e.g. kindest/node:v1.33.1 (by tag; the kit exports KIND_NODE_IMAGE)")
@@ -329,6 +331,8 @@ func (c *Config) validateClusters(add func(key, msg, fix string)) {
 		key := "clusters." + role
 		if !dns1123.MatchString(cl.Name) || len(cl.Name) > 40 {
 			add(key+".name", fmt.Sprintf("%q is not a valid cluster name", cl.Name), "use lower-case letters, digits and '-', at most 40 characters")
+		} else if p := c.nameTooLongForRunSuffix(cl.Name); p != "" {
+			add(key+".name", p, fixTooLongForRunSuffix)
 		} else if other, dup := names[cl.Name]; dup {
 			add(key+".name", fmt.Sprintf("%q is also the %s cluster's name", cl.Name, other), "give each cluster its own name")
 		}

@@ -170,6 +170,11 @@ func Create(ctx context.Context, in CreateInput) (*Cluster, error) {
 		return nil, fmt.Errorf("creating kind cluster %s: timed out after %s", in.Name, in.Timeout)
 	}
 	p.Printf("kind cluster %s created in %s", in.Name, time.Since(start).Round(100*time.Millisecond))
+	if ids, err := RecordContainers(ctx, in.State, in.Name); err != nil {
+		p.Printf("warning: cannot record the containers of kind cluster %s (cleanup falls back to name, label and creation time): %v", in.Name, err)
+	} else {
+		p.Printf("recorded the containers of kind cluster %s: %s", in.Name, strings.Join(ids, ", "))
+	}
 
 	kc, err := kube.Connect(in.KubeconfigPath)
 	if err != nil {
@@ -215,13 +220,20 @@ type DeleteInput struct {
 }
 
 // Delete deletes a kind cluster (a missing one is not an error) and removes
-// any of its containers kind left.
+// any of its containers kind left. A cluster the State records is deleted by
+// removing the run's containers by ID (deleteOwned): kind's own delete
+// removes every container labelled with the name, whoever made it.
 func Delete(ctx context.Context, in DeleteInput) error {
 	if err := node.ValidateName("Name", in.Name); err != nil {
 		return fmt.Errorf("kind.Delete: invalid input: %w", err)
 	}
 	if in.Timeout <= 0 {
 		return wait.Invalid("kind.Delete", []string{"Timeout must be > 0"})
+	}
+	if in.State != nil {
+		if r, ok := in.State.Resource(ResourceKind, in.Name); ok {
+			return deleteOwned(ctx, in, r) // the run's containers only, never by label
+		}
 	}
 	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	kcPath := in.KubeconfigPath

@@ -9,14 +9,18 @@ import (
 	"github.com/moby/moby/client"
 )
 
-// Cluster API's container.Runtime cannot list networks nor tell an image's
-// ID (it only says whether an image exists). These two calls go to the same
-// Docker API through the moby client the Runtime itself is built on, created
-// the same way (client.FromEnv); nothing else should be added here.
+// Cluster API's container.Runtime cannot list networks, tell an image's ID
+// (it only says whether an image exists), nor a container's ID, labels and
+// creation time (owner.go: what makes a container a run's). These calls go to
+// the same Docker API through the moby client the Runtime itself is built
+// on, created the same way (client.FromEnv).
 var dockerAPI = sync.OnceValues(func() (*client.Client, error) { return client.New(client.FromEnv) })
 
-// Networks lists docker network names.
-func Networks(ctx context.Context) ([]string, error) {
+// Networks lists docker network names (through the Inventory in the
+// context, if any).
+func Networks(ctx context.Context) ([]string, error) { return inventory(ctx).Networks(ctx) }
+
+func dockerNetworks(ctx context.Context) ([]string, error) {
 	cli, err := dockerAPI()
 	if err != nil {
 		return nil, fmt.Errorf("docker: %w", err)

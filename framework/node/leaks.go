@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/run"
 )
 
@@ -46,10 +49,13 @@ func (n RunNames) Match(name string) bool {
 	return false
 }
 
-// LeakCheck returns the leak check of the docker host for cleanup: the
-// containers (by name, and by the cluster label of each run cluster) and
-// docker networks (other than the shared "kind" network) that belong to the
-// run's resources of these kinds.
+// LeakCheck returns the leak check of the docker host for cleanup: for each
+// of the run's resources of these kinds, the containers labelled with its
+// cluster name that are the run's (Claim: recorded by ID, or made by kind or
+// CAPD for it while the run worked) are leaks; the others carrying the label
+// are someone else's and are reported in what was checked, never as the
+// run's. Docker networks named after the run's clusters (other than the
+// shared "kind" network) are leaks too.
 func LeakCheck(kinds ...string) func(ctx context.Context, s *run.State) (leaks []string, checked string, err error) {
 	return func(ctx context.Context, s *run.State) ([]string, string, error) {
 		if s == nil {
@@ -62,32 +68,28 @@ func LeakCheck(kinds ...string) func(ctx context.Context, s *run.State) (leaks [
 			// not even exist (FOCUS=ova).
 			return nil, "no cluster recorded by the run: nothing to look for on the docker host", nil
 		}
-		all, err := list(ctx, nil)
-		if err != nil {
-			return nil, "", err
+		st, until := cleanup.RunOf(ctx)
+		if st != s {
+			until = time.Time{}
 		}
-		var leaks []string
+		id := IdentityOf(s, until)
+		var leaks, others []string
 		seen := map[string]bool{}
-		add := func(c Container) {
-			if !seen[c.Name] {
-				seen[c.Name] = true
-				leaks = append(leaks, fmt.Sprintf("container %s (%s)", c.Name, c.Status))
-			}
-		}
-		for _, c := range all {
-			if names.Match(c.Name) {
-				add(c)
-			}
-		}
-		// The Runtime does not return labels: ask for each run cluster's label.
-		for n := range names {
-			cs, err := ClusterContainers(ctx, n)
+		n := 0
+		for _, r := range resourcesOf(s, kinds...) {
+			cs, err := ListCluster(ctx, r.Name)
 			if err != nil {
 				return nil, "", err
 			}
-			for _, c := range cs {
-				add(c)
+			n += len(cs)
+			mine, notes := Split(Claim(cs, r, id))
+			for _, c := range mine {
+				if !seen[c.ID] {
+					seen[c.ID] = true
+					leaks = append(leaks, fmt.Sprintf("container %s (%s)", c.Name, c.Status))
+				}
 			}
+			others = append(others, notes...)
 		}
 		nets, err := Networks(ctx)
 		if err != nil {
@@ -98,7 +100,22 @@ func LeakCheck(kinds ...string) func(ctx context.Context, s *run.State) (leaks [
 				leaks = append(leaks, "network "+n)
 			}
 		}
-		return leaks, fmt.Sprintf("%d containers and %d networks on the docker host checked against %d run cluster names",
-			len(all), len(nets), len(names)), nil
+		checked := fmt.Sprintf("%d containers labelled with the run's %d cluster names and %d networks on the docker host checked",
+			n, len(names), len(nets))
+		if len(others) > 0 {
+			checked += "; " + strings.Join(others, "; ")
+		}
+		return leaks, checked, nil
 	}
+}
+
+// resourcesOf are the state's resources of these kinds, deleted or not.
+func resourcesOf(s *run.State, kinds ...string) []run.Resource {
+	var out []run.Resource
+	for _, r := range s.Resources {
+		if slices.Contains(kinds, r.Kind) {
+			out = append(out, r)
+		}
+	}
+	return out
 }

@@ -98,13 +98,18 @@ func ClusterContainers(ctx context.Context, clusterName string) ([]Container, er
 }
 
 // ClusterNodes splits a cluster's containers into its nodes and its load
-// balancers.
+// balancers. Only containers kind or CAPD made count (they carry RoleLabel):
+// another container that only carries the cluster label is not a node,
+// whatever its name, and nothing is exec'd in it nor loaded into it.
 func ClusterNodes(ctx context.Context, clusterName string) (nodes, lbs []Container, err error) {
-	all, err := ClusterContainers(ctx, clusterName)
+	f := container.FilterBuilder{}
+	f.AddKeyNameValue("label", ClusterLabel, clusterName)
+	f.AddKeyValue("label", RoleLabel)
+	all, err := list(ctx, f)
 	if err != nil {
 		return nil, nil, err
 	}
-	f := container.FilterBuilder{}
+	f = container.FilterBuilder{}
 	f.AddKeyNameValue("label", ClusterLabel, clusterName)
 	f.AddKeyNameValue("label", RoleLabel, RoleLoadBalancer)
 	lbs, err = list(ctx, f)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/cleanup"
+	"github.com/tkg-e2e/harness/framework/node"
 	runstate "github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/suites"
 )
@@ -41,7 +42,15 @@ func cleanupCmd(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "%s: %d resource(s) recorded as not deleted\n", state.Describe(), len(live))
 	for _, r := range live {
 		fmt.Fprintf(stdout, "  %s %s/%s (%s)\n", r.Kind, r.Namespace, r.Name, r.State)
+		if ids := node.Recorded(r); len(ids) > 0 {
+			fmt.Fprintf(stdout, "    recorded containers: %s\n", r.Attributes[node.AttrContainers])
+		}
 	}
+	// Only what carries the run's identity is touched: anything else with a
+	// run cluster's name or label is reported and left alone.
+	fmt.Fprintf(stdout, "acting only on containers recorded by the run, or made by kind/CAPD for its clusters between %s and %s; "+
+		"others with the same names are reported and left alone\n",
+		state.Started.Format(time.RFC3339), state.Updated.Format(time.RFC3339))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	in := suites.Lifecycle.Cleanup(suites.CleanupOptions{State: state, ClusterTimeout: *timeout, KindTimeout: *timeout,
