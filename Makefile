@@ -110,7 +110,7 @@ e2e-vsphere-sim: $(GINKGO) $(HARNESS) ## Rehearse CONFIG=config/vsphere.yaml aga
 
 .PHONY: clean-run
 clean-run: $(HARNESS) ## Delete what a kept run (ARTIFACTS=<run folder>) left behind, from its state.json
-	$(HARNESS) cleanup -artifacts '$(ARTIFACTS)'
+	$(HARNESS) cleanup -artifacts '$(ARTIFACTS)' -config '$(CONFIG)' -overrides '$(CONFIG_OVERRIDES)'
 
 .PHONY: testbed
 testbed: ## Prepare Docker and the offline images with ../shared/testbed (root)

@@ -66,6 +66,17 @@ func SuiteTeardown(ctx context.Context, env *Env) {
 		}
 		return
 	}
+	in := env.Registry.Cleanup(env.CleanupOptions())
+	if err := cleanup.All(ctx, in); err != nil {
+		failf(env, "cleanup: %v\nThe state file %s lists what may remain, with the commands to delete it.", err, env.State.Path())
+	}
+	_ = os.RemoveAll(env.KubeconfigDir)
+}
+
+// CleanupOptions are the cleanup inputs built from the config: the suite's
+// teardown and `make clean-run` with a config use the same ones (self-hosted
+// clusters through a throw-away bootstrap cluster, the vCenter leak check).
+func (env *Env) CleanupOptions() CleanupOptions {
 	cluster, kind := env.Interval(ScopeCleanup, "delete-cluster"), env.Interval(ScopeCleanup, "delete-kind")
 	o := CleanupOptions{State: env.State, ClusterTimeout: cluster.Timeout, KindTimeout: kind.Timeout,
 		Interval: cluster.Poll, Progress: env.Out, Prefix: "[cleanup]"}
@@ -76,9 +87,5 @@ func SuiteTeardown(ctx context.Context, env *Env) {
 		o.Placement = placementOf(env.Config)
 		o.DeleteTemplates = env.Config.OVA.DeleteTemplates
 	}
-	in := env.Registry.Cleanup(o)
-	if err := cleanup.All(ctx, in); err != nil {
-		failf(env, "cleanup: %v\nThe state file %s lists what may remain, with the commands to delete it.", err, env.State.Path())
-	}
-	_ = os.RemoveAll(env.KubeconfigDir)
+	return o
 }
