@@ -132,8 +132,10 @@ other=a
 rc[$first]=0
 wait "${pid[$first]}" || rc[$first]=$?
 end[$first]=$(date +%s)
+# The other run must not have begun its own teardown: its AfterSuite starts
+# before its state file says anything was deleted.
 if alive "${pid[$other]}" && ! grep -q '"cleanup": "' "${folder[$other]}/state.json" 2>/dev/null &&
-  ! grep -q '"state": "deleted"' "${folder[$other]}/state.json"; then
+  ! grep -q '"state": "deleted"' "${folder[$other]}/state.json" && ! grep -q '\[AfterSuite\]' "${out[$other]}" 2>/dev/null; then
   missing=$(comm -23 <(echo "${seen[$other]:-}" | sed '/^$/d') <(docker ps -aq --no-trunc | sort))
   if [ -n "${seen[$other]:-}" ] && [ -z "$missing" ]; then
     pass "after run $first ended, run $other's recorded containers are all there ($(echo "${seen[$other]}" | wc -l))"
