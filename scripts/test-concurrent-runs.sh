@@ -70,7 +70,7 @@ new_folder() {
 }
 node_ids() { docker ps -aq --no-trunc --filter "label=$LABEL=$1" --filter "label=io.x-k8s.kind.role" | sort; }
 # recorded <folder>: the container IDs the run recorded in its state
-recorded() { grep -o '"containers": "[^"]*"' "$1/state.json" 2>/dev/null | grep -o '=[0-9a-f]\{64\}' | tr -d = | sort -u; }
+recorded() { { grep -o '"containers": "[^"]*"' "$1/state.json" 2>/dev/null | grep -o '=[0-9a-f]\{64\}' | tr -d = | sort -u; } || true; }
 alive() { kill -0 "$1" 2>/dev/null; }
 
 for r in a b; do
