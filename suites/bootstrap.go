@@ -25,11 +25,9 @@ var Bootstrap = Stage{
 		BootstrapSpec(ctx, func() BootstrapSpecInput {
 			e := env()
 			cfg := e.Config
-			iv := func(k string) config.Interval { return e.Interval("bootstrap", k) }
 			return BootstrapSpecInput{Env: e, Name: cfg.Clusters.Bootstrap.Name, NodeImage: cfg.Clusters.Bootstrap.NodeImage,
 				Images: images(cfg), ClusterctlConfigPath: e.ClusterctlConfig(""), Providers: providersOf(cfg),
-				Timeouts: bootstrap.Timeouts{Create: iv("create-kind"), NodesReady: iv("wait-kind-nodes"),
-					LoadImages: iv("load-images"), Init: iv("init-providers"), ProvidersReady: iv("wait-providers")}}
+				Timeouts: bootstrapTimeouts(e)}
 		})
 	},
 	Cleanup: func(o CleanupOptions) StageCleanup {
@@ -41,6 +39,15 @@ var Bootstrap = Stage{
 				kind.LeakCheck(kind.ResourceKind, clusters.ResourceKind)},
 		}
 	},
+}
+
+// bootstrapTimeouts maps the bootstrap stage's interval keys onto
+// bootstrap.Bootstrap's waits (the stage and cleanup's throw-away bootstrap
+// cluster use the same).
+func bootstrapTimeouts(env *Env) bootstrap.Timeouts {
+	iv := func(k string) config.Interval { return env.Interval("bootstrap", k) }
+	return bootstrap.Timeouts{Create: iv("create-kind"), NodesReady: iv("wait-kind-nodes"),
+		LoadImages: iv("load-images"), Init: iv("init-providers"), ProvidersReady: iv("wait-providers")}
 }
 
 // BootstrapSpecInput is the input of BootstrapSpec.

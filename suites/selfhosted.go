@@ -7,7 +7,6 @@ import (
 
 	"github.com/tkg-e2e/harness/framework/bootstrap"
 	"github.com/tkg-e2e/harness/framework/clusters"
-	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/move"
@@ -25,15 +24,12 @@ func selfHostedDeleter(env *Env, deleteTimeout, poll time.Duration) clusters.Sel
 		cfg := env.Config
 		name := teardownKindName(cfg.Clusters.Bootstrap.Name)
 		kc := env.KubeconfigPath(name)
-		iv := func(k string) config.Interval { return env.Interval("bootstrap", k) }
 		env.Printf("[cleanup] %s is self-hosted: moving it back into a throw-away kind cluster %s to delete it there", r.Key(), name)
 		// Bootstrap records the kind cluster in the run state first: if
 		// anything below fails, cleanup and the leak checks still see it.
 		_, err := bootstrap.Bootstrap(ctx, bootstrap.Input{Name: name, NodeImage: cfg.Clusters.Bootstrap.NodeImage, KubeconfigPath: kc,
 			Images: images(cfg), ClusterctlConfigPath: env.ClusterctlConfig(""), Providers: providersOf(cfg), State: env.State,
-			CreatedBy: "cleanup", Timeouts: bootstrap.Timeouts{Create: iv("create-kind"), NodesReady: iv("wait-kind-nodes"),
-				LoadImages: iv("load-images"), Init: iv("init-providers"), ProvidersReady: iv("wait-providers")},
-			Progress: env.Out, Prefix: "[cleanup]"})
+			CreatedBy: "cleanup", Timeouts: bootstrapTimeouts(env), Progress: env.Out, Prefix: "[cleanup]"})
 		defer func() {
 			del := kind.Deleter(deleteTimeout, env.Out, "[cleanup]")
 			key := run.Resource{Kind: kind.ResourceKind, Name: name}.Key()

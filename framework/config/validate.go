@@ -324,10 +324,7 @@ func (c *Config) validateClusters(add func(key, msg, fix string)) {
 	}
 	names := map[string]string{}
 	for _, role := range []string{"management", "workload"} {
-		cl := c.Clusters.Management
-		if role == "workload" {
-			cl = c.Clusters.Workload
-		}
+		cl := *c.cluster(role)
 		key := "clusters." + role
 		if !dns1123.MatchString(cl.Name) || len(cl.Name) > 40 {
 			add(key+".name", fmt.Sprintf("%q is not a valid cluster name", cl.Name), "use lower-case letters, digits and '-', at most 40 characters")

@@ -16,7 +16,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
-	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 	"sigs.k8s.io/cluster-api/util/annotations"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -167,15 +166,8 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 	mctx, cancel := context.WithTimeout(ctx, in.Timeouts.Move.Timeout)
 	defer cancel()
 	p.Printf("clusterctl move -n %s: %s -> %s", in.Namespace, in.FromKubeconfig, in.ToKubeconfig)
-	err = kube.ClusterctlCall(mctx, kube.ClusterctlLog{Out: in.Progress, Prefix: in.Prefix, Verbosity: in.Verbosity, Observe: rec.observe},
-		func(ctx context.Context) error {
-			c, err := clusterctlclient.New(ctx, in.ClusterctlConfigPath)
-			if err != nil {
-				return err
-			}
-			return c.Move(ctx, clusterctlclient.MoveOptions{FromKubeconfig: clusterctlclient.Kubeconfig{Path: in.FromKubeconfig},
-				ToKubeconfig: clusterctlclient.Kubeconfig{Path: in.ToKubeconfig}, Namespace: in.Namespace})
-		})
+	err = clusterctlMove(mctx, kube.ClusterctlLog{Out: in.Progress, Prefix: in.Prefix, Verbosity: in.Verbosity, Observe: rec.observe},
+		in.ClusterctlConfigPath, in.FromKubeconfig, in.ToKubeconfig, in.Namespace)
 	res.Created, res.Deleted = countByKind(rec.created), countByKind(rec.deleted)
 	if err != nil {
 		return res, fmt.Errorf("clusterctl move of %s/%s (created %d of %d objects on the target, deleted %d from the source; "+

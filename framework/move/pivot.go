@@ -33,14 +33,8 @@ func Pivot(ctx context.Context, in PivotInput) error {
 	mctx, cancel := context.WithTimeout(ctx, in.Timeout)
 	defer cancel()
 	wait.Printer{W: in.Progress, Prefix: in.Prefix}.Printf("clusterctl move -n %s: %s -> %s", in.Namespace, in.FromKubeconfig, in.ToKubeconfig)
-	err := kube.ClusterctlCall(mctx, kube.ClusterctlLog{Out: in.Progress, Prefix: in.Prefix}, func(ctx context.Context) error {
-		c, err := clusterctlclient.New(ctx, in.ClusterctlConfigPath)
-		if err != nil {
-			return err
-		}
-		return c.Move(ctx, clusterctlclient.MoveOptions{FromKubeconfig: clusterctlclient.Kubeconfig{Path: in.FromKubeconfig},
-			ToKubeconfig: clusterctlclient.Kubeconfig{Path: in.ToKubeconfig}, Namespace: in.Namespace})
-	})
+	err := clusterctlMove(mctx, kube.ClusterctlLog{Out: in.Progress, Prefix: in.Prefix}, in.ClusterctlConfigPath,
+		in.FromKubeconfig, in.ToKubeconfig, in.Namespace)
 	if err != nil {
 		if ctx.Err() == nil && mctx.Err() != nil {
 			return fmt.Errorf("clusterctl move -n %s back: timed out after %s: %w", in.Namespace, in.Timeout, err)
@@ -48,4 +42,17 @@ func Pivot(ctx context.Context, in PivotInput) error {
 		return fmt.Errorf("clusterctl move -n %s back: %w", in.Namespace, err)
 	}
 	return nil
+}
+
+// clusterctlMove is `clusterctl move -n namespace` through the clusterctl
+// library, its log going where log says (Move and Pivot both move this way).
+func clusterctlMove(ctx context.Context, log kube.ClusterctlLog, configPath, from, to, namespace string) error {
+	return kube.ClusterctlCall(ctx, log, func(ctx context.Context) error {
+		c, err := clusterctlclient.New(ctx, configPath)
+		if err != nil {
+			return err
+		}
+		return c.Move(ctx, clusterctlclient.MoveOptions{FromKubeconfig: clusterctlclient.Kubeconfig{Path: from},
+			ToKubeconfig: clusterctlclient.Kubeconfig{Path: to}, Namespace: namespace})
+	})
 }
