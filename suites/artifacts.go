@@ -180,6 +180,7 @@ func WriteReports(_ context.Context, env *Env, suite types.Report) {
 		in.Clusters, in.VSphere = f.Clusters, f.VSphere
 	}
 	in.PlacementMatrixHTML = reps.PlacementHTML
+	in.Conformance = reps.Conformance
 	res, err := report.Write(w, in)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "artifacts: writing reports: %v\n", err)

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/tkg-e2e/harness/framework/artifacts/report"
 	"github.com/tkg-e2e/harness/framework/assert"
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/kube"
@@ -67,6 +68,8 @@ type Env struct {
 type Reports struct {
 	// PlacementHTML is the path of the placement matrix page, linked from index.html.
 	PlacementHTML string
+	// Conformance is the conformance stage's result for SUMMARY.md and index.html.
+	Conformance *report.ConformanceResult
 	// Findings of the final artifacts collection.
 	Findings *Findings
 }

@@ -37,6 +37,10 @@ type Config struct {
 	Placement Placement `yaml:"placement"`
 	// Packages points at the expected PackageInstall lists.
 	Packages Packages `yaml:"packages"`
+	// Smoke configures the smoke workload on the workload cluster.
+	Smoke Smoke `yaml:"smoke"`
+	// Conformance configures Kubernetes' conformance tests on the workload cluster.
+	Conformance Conformance `yaml:"conformance"`
 	// Artifacts tunes collection.
 	Artifacts Artifacts `yaml:"artifacts"`
 	// Rehearsal says how far the flow can go against a stand-in vCenter (vcsim).
@@ -225,6 +229,36 @@ type Packages struct {
 	// InstallLocalSet installs the harness's small package set (local profile),
 	// so the reconcile check runs against a real kapp-controller.
 	InstallLocalSet bool `yaml:"installLocalSet"`
+}
+
+// Smoke configures the smoke stage: a workload spread over the workload
+// cluster's nodes, a Service, DNS and requests across nodes.
+type Smoke struct {
+	// Image serves HTTP and runs the client (busybox: httpd, wget, nslookup).
+	// It must be among the images the workload cluster gets, or pullable.
+	Image string `yaml:"image"`
+}
+
+// Conformance configures the conformance stage (Kubernetes' e2e.test in the
+// conformance image, run by Cluster API's kubetest).
+type Conformance struct {
+	// KubetestConfig is a kubetest config file: e2e.test flags as flat YAML
+	// (ginkgo.focus, ginkgo.skip, ...), Cluster API's format.
+	KubetestConfig string `yaml:"kubetestConfig"`
+	// Image is the conformance image; empty means
+	// registry.k8s.io/conformance:<the workload cluster's kubernetesVersion>.
+	Image string `yaml:"image"`
+	// Pull lets missing images be pulled (a machine with registry access);
+	// without it a missing conformance image fails before the run.
+	Pull bool `yaml:"pull"`
+	// Images are the test images the selection needs, loaded into the
+	// workload cluster's nodes when they are containers (CAPD).
+	Images []Image `yaml:"images"`
+	// GinkgoNodes run tests in parallel (kubetest's default 1).
+	GinkgoNodes int `yaml:"ginkgoNodes"`
+	// NotSelected says why the conformance tests the selection leaves out
+	// are not run by this profile: their skip reason in the report.
+	NotSelected string `yaml:"notSelected"`
 }
 
 // Artifacts tunes collection.

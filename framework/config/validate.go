@@ -30,6 +30,14 @@ func (c *Config) defaults() {
 			c.Images[i].LoadBehavior = "mustLoad"
 		}
 	}
+	for i := range c.Conformance.Images {
+		if c.Conformance.Images[i].LoadBehavior == "" {
+			c.Conformance.Images[i].LoadBehavior = "mustLoad"
+		}
+	}
+	if c.Conformance.GinkgoNodes == 0 {
+		c.Conformance.GinkgoNodes = 1
+	}
 	if c.OVA.Concurrency == 0 {
 		c.OVA.Concurrency = 4
 	}
@@ -72,6 +80,7 @@ func (c *Config) resolvePaths(idx nodeIndex) {
 	fix("addons.kappControllerManifest", &c.Addons.KappControllerManifest)
 	fix("placement.matrix", &c.Placement.Matrix)
 	fix("packages.expected", &c.Packages.Expected)
+	fix("conformance.kubetestConfig", &c.Conformance.KubetestConfig)
 	for i := range c.OVA.Images {
 		fix(fmt.Sprintf("ova.images[%d].source", i), &c.OVA.Images[i].Source)
 	}
@@ -132,6 +141,7 @@ func (c *Config) validate(idx nodeIndex) Problems {
 	c.checkFileOrURL(add, "addons.kappControllerManifest", c.Addons.KappControllerManifest, false, "KAPP_CONTROLLER_MANIFEST")
 	c.checkFileOrURL(add, "placement.matrix", c.Placement.Matrix, true, "")
 	c.checkFileOrURL(add, "packages.expected", c.Packages.Expected, true, "")
+	c.validateConformance(add)
 	if c.Packages.InstallLocalSet && c.Addons.KappControllerManifest == "" {
 		add("packages.installLocalSet", "installing the local package set needs kapp-controller", "set addons.kappControllerManifest")
 	}
@@ -386,4 +396,40 @@ func (a Artifacts) ItemTimeoutDuration() time.Duration {
 func (c *Config) SuiteTimeout() time.Duration {
 	d, _ := time.ParseDuration(c.Timeout)
 	return d
+}
+
+func (c *Config) validateConformance(add func(key, msg, fix string)) {
+	cf := c.Conformance
+	c.checkFileOrURL(add, "conformance.kubetestConfig", cf.KubetestConfig, true, "")
+	if isURL(cf.KubetestConfig) {
+		add("conformance.kubetestConfig", "must be a file (kubetest reads it from disk)", "point at a file, e.g. conformance/local-subset.yaml")
+	}
+	for i, img := range cf.Images {
+		key := fmt.Sprintf("conformance.images[%d]", i)
+		if img.Name == "" {
+			add(key+".name", "image name is empty", "give the full image reference, e.g. registry.k8s.io/e2e-test-images/agnhost:2.53")
+		}
+		if img.LoadBehavior != "mustLoad" && img.LoadBehavior != "tryLoad" {
+			add(key+".loadBehavior", fmt.Sprintf("unknown loadBehavior %q", img.LoadBehavior), "use mustLoad or tryLoad")
+		}
+	}
+	if cf.GinkgoNodes < 0 {
+		add("conformance.ginkgoNodes", fmt.Sprintf("%d is negative", cf.GinkgoNodes), "use 1 (the default) or more to run tests in parallel")
+	}
+	if c.Smoke.Image == "" {
+		add("smoke.image", "is required", "an image with httpd, wget, nslookup and sh, e.g. busybox:1.35.0 (the kit's TEST_IMAGE_BUSYBOX)")
+	}
+}
+
+// ConformanceImage is the conformance image the stage runs: the configured
+// one, or upstream's for the workload cluster's Kubernetes version.
+func (c *Config) ConformanceImage() string {
+	if c.Conformance.Image != "" {
+		return c.Conformance.Image
+	}
+	v := c.Clusters.Workload.KubernetesVersion
+	if i := strings.IndexByte(v, '+'); i >= 0 {
+		v = v[:i] // registry.k8s.io/conformance tags have no build metadata
+	}
+	return "registry.k8s.io/conformance:" + v
 }

@@ -31,10 +31,13 @@ const (
 	Placement = "placement"
 	// Harness: the harness itself (a panic, bad input, a check of its own).
 	Harness = "harness"
+	// Conformance: Kubernetes' conformance tests failed on a cluster that
+	// every earlier check passed (the release's Kubernetes or its add-ons).
+	Conformance = "conformance"
 )
 
 // Categories lists the valid failure categories.
-var Categories = []string{Infrastructure, Provider, Package, Placement, Harness}
+var Categories = []string{Infrastructure, Provider, Package, Placement, Harness, Conformance}
 
 // Definition is everything the harness knows about a stage apart from the
 // code that runs it.

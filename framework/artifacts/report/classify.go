@@ -17,6 +17,7 @@ const (
 	Package        = stages.Package
 	Placement      = stages.Placement
 	Harness        = stages.Harness
+	Conformance    = stages.Conformance
 	// None: the run passed.
 	None = "none"
 )

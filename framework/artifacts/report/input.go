@@ -41,10 +41,25 @@ type Input struct {
 	// PlacementMatrixHTML is a file holding the placement matrix as HTML; it
 	// is embedded in index.html and copied next to it. Empty: no matrix.
 	PlacementMatrixHTML string
+	// Conformance is the conformance stage's result, when it ran.
+	Conformance *ConformanceResult
 	// StageCategory returns a stage's failure category from the stage
 	// registry (false: not a stage). Nil: no stage has a category, and a
 	// failure no evidence explains is the harness's.
 	StageCategory func(stage string) (string, bool)
+}
+
+// ConformanceResult is what SUMMARY.md and index.html say about the conformance
+// stage: its counts line, its report and JUnit files, the failed tests.
+type ConformanceResult struct {
+	Passed bool
+	// Summary is one line: "N passed, N failed, N skipped of N conformance tests in ...".
+	Summary string
+	// Report is conformance.md and JUnit the JUnit files, relative to the artifacts folder.
+	Report string
+	JUnit  []string
+	// FailedTests are the names of the failed tests.
+	FailedTests []string
 }
 
 // Failure is the error that ended a run.

@@ -71,6 +71,24 @@ func summary(in Input, o outcome, items []artifacts.ItemRecord) string {
 		}
 	}
 
+	if c := in.Conformance; c != nil {
+		b.WriteString("\n## Conformance\n\n")
+		verdict := "PASSED"
+		if !c.Passed {
+			verdict = "FAILED"
+		}
+		fmt.Fprintf(&b, "- **%s:** %s\n", verdict, c.Summary)
+		if c.Report != "" {
+			fmt.Fprintf(&b, "- **Report:** [%s](%s) (every conformance test: passed, failed, or skipped with its reason)\n", c.Report, c.Report)
+		}
+		if len(c.JUnit) > 0 {
+			fmt.Fprintf(&b, "- **JUnit:** %s\n", strings.Join(c.JUnit, ", "))
+		}
+		for _, t := range c.FailedTests {
+			fmt.Fprintf(&b, "- failed: %s\n", t)
+		}
+	}
+
 	b.WriteString("\n## Clusters\n\n")
 	if len(in.Clusters) == 0 {
 		b.WriteString("No cluster was collected: none existed yet, or collection did not run.\n")
