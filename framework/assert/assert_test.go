@@ -213,7 +213,7 @@ func TestRunNeedsACoveredTargetAndAWriter(t *testing.T) {
 func TestVerdicts(t *testing.T) {
 	for v, want := range map[Verdict]string{
 		OK: "pass ✓", Absent: "pass ✓", Missing: "fail ✗", NotReady: "fail ✗", Unexpected: "fail !", Failed: "fail ✗",
-		NotReconciled: "fail ✗", Mismatch: "fail ✗", Error: "fail ✗", Unlisted: "warn !", SkippedVerdict: "skipped –",
+		NotReconciled: "fail ✗", Mismatch: "fail ✗", Error: "fail ✗", Unlisted: "warn !", Degraded: "warn !", SkippedVerdict: "skipped –",
 		NotEvaluated: "skipped –", "made up": "fail ✗",
 	} {
 		if got := string(v.Status()) + " " + v.Symbol(); got != want {

@@ -20,7 +20,7 @@ const (
 // marks the same outcome the same way.
 type Verdict string
 
-// Verdicts of the placement matrix and of the package check.
+// Verdicts of the placement matrix, the package check and the health check.
 const (
 	// OK: present and healthy where it must or may be.
 	OK Verdict = "ok"
@@ -47,6 +47,10 @@ const (
 	// Unlisted: there, and described by no row of the file (a renamed or new
 	// component): not a failure, the hint that the file needs a row.
 	Unlisted Verdict = "unlisted"
+	// Degraded: broken in a way the cluster tolerates by design (a webhook
+	// with failurePolicy Ignore and no endpoint lets requests through
+	// unchecked): not a failure, but what a reader must see.
+	Degraded Verdict = "degraded"
 )
 
 var verdicts = map[Verdict]struct {
@@ -59,6 +63,7 @@ var verdicts = map[Verdict]struct {
 	// "!" sets what should not be there apart from what is missing or broken.
 	Unexpected:     {Fail, "!"},
 	Unlisted:       {Warn, "!"},
+	Degraded:       {Warn, "!"},
 	SkippedVerdict: {Skipped, "–"}, NotEvaluated: {Skipped, "–"},
 }
 
