@@ -2,6 +2,7 @@ package suites
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 
@@ -21,6 +22,7 @@ var Conformance = Stage{
 	Definition: stages.Definition{Name: "conformance", Needs: []string{"workload"}, Category: stages.Conformance,
 		Intervals: []string{"load-images", "run-conformance"},
 		Doc:       "Kubernetes conformance (e2e.test in the conformance image, via Cluster API's kubetest) on the workload cluster"},
+	Preflight: conformancePreflight,
 	Spec: func(ctx context.Context, env func() *Env) {
 		ConformanceSpec(ctx, func() ConformanceSpecInput {
 			e := env()
@@ -106,4 +108,31 @@ func ConformanceSpec(_ context.Context, inputGetter func() ConformanceSpecInput)
 			return res.Error()
 		}}
 	})
+}
+
+// conformancePreflight checks, before any cluster exists, what the stage
+// needs at the end of the run: a kubetest config that selects tests, and
+// (without pull) the conformance image and the test images on this host.
+func conformancePreflight(ctx context.Context, e *Env) error {
+	cf := e.Config.Conformance
+	if cf.KubetestConfig == "" {
+		return fmt.Errorf("conformance.kubetestConfig is not set: point it at a kubetest config such as config/conformance/local-subset.yaml (or leave the conformance stage out: make e2e FOCUS=...)")
+	}
+	if _, err := conformance.ReadSelection(cf.KubetestConfig); err != nil {
+		return err
+	}
+	if cf.Pull {
+		return nil
+	}
+	images := []string{e.Config.ConformanceImage()}
+	for _, im := range cf.Images {
+		images = append(images, im.Name)
+	}
+	var errs []error
+	for _, im := range images {
+		if err := conformance.ImagePresent(ctx, im); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }

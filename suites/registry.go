@@ -18,7 +18,7 @@ import (
 // Lifecycle is the lifecycle suite, in run order. Adding a stage is one file
 // in suites/ that declares its Stage, and one entry here.
 var Lifecycle = MustRegistry(TeardownScopes,
-	OVA, Bootstrap, Management, Move, Workload, Placement, Packages,
+	OVA, Bootstrap, Management, Move, Workload, Health, Placement, Packages, Conformance,
 )
 
 // TeardownScopes are the interval scopes SuiteTeardown reads; every suite's
@@ -48,6 +48,10 @@ type Stage struct {
 	// Cleanup returns a deleter for every kind in Kinds, and the leak checks
 	// that prove none of them is left. Nil when the stage records nothing.
 	Cleanup func(o CleanupOptions) StageCleanup
+	// Preflight checks the stage's own input when the run will reach it:
+	// SuiteSetup calls it before the first stage, so a missing image or a
+	// bad file of the last stage fails in seconds, not after an hour.
+	Preflight func(ctx context.Context, e *Env) error
 }
 
 // CleanupOptions are what deleters and leak checks are built from: the

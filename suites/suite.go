@@ -2,8 +2,11 @@ package suites
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+
+	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/vsphere"
@@ -27,6 +30,9 @@ func SuiteSetup(ctx context.Context, env *Env) error {
 			env.Printf("[resume] state lists %s %s/%s (%s)", r.Kind, r.Namespace, r.Name, r.State)
 		}
 	}
+	if err := stagePreflights(ctx, env); err != nil {
+		return err
+	}
 	if env.Config.UsesCAPV() && !env.Config.VSphere.Simulator {
 		s, err := vsphereSession(ctx, env, env.Interval(ScopePreflight, "connect"))
 		if err != nil {
@@ -38,6 +44,33 @@ func SuiteSetup(ctx context.Context, env *Env) error {
 		env.Printf("[preflight] vCenter %s: logged in; datacenter, folder, datastore, pool and network found", env.Config.VSphere.Server)
 	}
 	return nil
+}
+
+// stagePreflights runs the Preflight of every stage this run will reach:
+// the stages Ginkgo's label filter (make e2e FOCUS=<stages>) selects, or all
+// of them on a full run. With a FOCUS regex the selection is not known by
+// stage, and the stages check their input when they start.
+func stagePreflights(ctx context.Context, env *Env) error {
+	if env.Registry == nil || env.External {
+		return nil
+	}
+	filter := GinkgoLabelFilter()
+	if sc, _ := GinkgoConfiguration(); len(sc.FocusStrings) > 0 || len(sc.SkipStrings) > 0 {
+		return nil
+	}
+	var errs []error
+	for _, s := range env.Registry.stages {
+		if s.Preflight == nil {
+			continue
+		}
+		if filter != "" && !Label(env.Registry.Labels(s.Name)...).MatchesLabelFilter(filter) {
+			continue
+		}
+		if err := s.Preflight(ctx, env); err != nil {
+			errs = append(errs, fmt.Errorf("preflight of stage %s: %w", s.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // SuiteTeardown collects artifacts while everything still exists, then deletes

@@ -79,6 +79,15 @@ func (c *Config) TemplateFor(kubernetesVersion string) (string, bool) {
 	return "", false
 }
 
+// ClusterOf returns the configured Cluster API cluster of a role
+// (management, workload); false for any other role.
+func (c *Config) ClusterOf(role string) (WorkloadCluster, bool) {
+	if cl := c.cluster(role); cl != nil {
+		return *cl, true
+	}
+	return WorkloadCluster{}, false
+}
+
 func (c *Config) cluster(role string) *WorkloadCluster {
 	switch role {
 	case "management":

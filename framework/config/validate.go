@@ -400,7 +400,9 @@ func (c *Config) SuiteTimeout() time.Duration {
 
 func (c *Config) validateConformance(add func(key, msg, fix string)) {
 	cf := c.Conformance
-	c.checkFileOrURL(add, "conformance.kubetestConfig", cf.KubetestConfig, true, "")
+	// Not required here: only a run that reaches the conformance stage needs
+	// it, and that stage's preflight says so before the first cluster.
+	c.checkFileOrURL(add, "conformance.kubetestConfig", cf.KubetestConfig, false, "")
 	if isURL(cf.KubetestConfig) {
 		add("conformance.kubetestConfig", "must be a file (kubetest reads it from disk)", "point at a file, e.g. conformance/local-subset.yaml")
 	}
@@ -415,9 +417,6 @@ func (c *Config) validateConformance(add func(key, msg, fix string)) {
 	}
 	if cf.GinkgoNodes < 0 {
 		add("conformance.ginkgoNodes", fmt.Sprintf("%d is negative", cf.GinkgoNodes), "use 1 (the default) or more to run tests in parallel")
-	}
-	if c.Smoke.Image == "" {
-		add("smoke.image", "is required", "an image with httpd, wget, nslookup and sh, e.g. busybox:1.35.0 (the kit's TEST_IMAGE_BUSYBOX)")
 	}
 }
 

@@ -129,7 +129,7 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 		return nil, fmt.Errorf("conformance: kubeconfig of cluster %s: %w", in.ClusterName, err)
 	}
 	if !in.Pull {
-		if err := imagePresent(ctx, in.Image); err != nil {
+		if err := ImagePresent(ctx, in.Image); err != nil {
 			return nil, err
 		}
 	}
@@ -219,14 +219,14 @@ func classify(all []Test, sel Selection, config, notSelected string) ([]Test, er
 }
 
 func skipReason(t Test, config, notSelected string) string {
+	if t.Message == "pending" {
+		return "pending in e2e.test"
+	}
 	msg := strings.TrimSpace(strings.TrimPrefix(t.Message, "skipped"))
 	msg = strings.TrimSpace(strings.TrimPrefix(msg, "-"))
 	if msg != "" {
 		// The test skipped itself (e2eskipper): a provider, a feature, too few nodes.
 		return "skipped by the test: " + firstLines(msg, 1)
-	}
-	if t.Message == "pending" {
-		return "pending in e2e.test"
 	}
 	r := "not selected by " + filepath.Base(config)
 	if notSelected != "" {
@@ -235,10 +235,12 @@ func skipReason(t Test, config, notSelected string) string {
 	return r
 }
 
-func imagePresent(ctx context.Context, image string) error {
+// ImagePresent reports, as an error that says how to get it, an image that
+// is not on this Docker host.
+func ImagePresent(ctx context.Context, image string) error {
 	out, err := exec.CommandContext(ctx, "docker", "image", "inspect", "-f", "{{.Id}}", image).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("conformance image %s is not on this Docker host (%s): build it with scripts/conformance-images.sh (make testbed does), or set conformance.pull: true on a machine with registry access",
+		return fmt.Errorf("image %s is not on this Docker host (%s): build it with scripts/conformance-images.sh (make testbed does), or set conformance.pull: true (CONFORMANCE_PULL=true) on a machine with registry access",
 			image, strings.TrimSpace(string(out)))
 	}
 	return nil

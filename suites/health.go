@@ -1,0 +1,25 @@
+package suites
+
+import (
+	"github.com/tkg-e2e/harness/framework/assert"
+	"github.com/tkg-e2e/harness/framework/health"
+	"github.com/tkg-e2e/harness/framework/stages"
+)
+
+// Health checks every cluster of the run as TKG's own qualification does
+// ("Verifying number of nodes and k8s"): the configured node count, every
+// node Ready without pressure at the configured kubelet version, every
+// APIService Available, no admission webhook without endpoints.
+var Health = assertionStage(stages.Definition{Name: "health", Needs: []string{"workload"}, Category: stages.Infrastructure,
+	Intervals: []string{"wait-healthy"}, Doc: "node count, node Ready / pressure / kubelet version, APIServices Available, webhooks with endpoints, on every cluster"},
+	"has the configured nodes, all Ready at the configured version, every APIService and webhook served",
+	func(e *Env) (assert.Check, error) {
+		return health.NewCheck(func(t assert.Target) (health.Expectation, bool) {
+			cl, ok := e.Config.ClusterOf(t.Role)
+			if !ok {
+				return health.Expectation{}, false
+			}
+			return health.Expectation{ControlPlaneNodes: cl.ControlPlaneMachineCount, WorkerNodes: cl.WorkerMachineCount,
+				KubernetesVersion: cl.KubernetesVersion}, true
+		}), nil
+	}, nil)
