@@ -149,3 +149,23 @@ func TestRunChecksEveryCoveredClusterAndWritesTheMatrix(t *testing.T) {
 		t.Errorf("files: %s %s", out.MarkdownPath, out.HTMLPath)
 	}
 }
+
+// The logs of a failing workload that no row describes are fetched like a
+// row's: the reader of the failure needs its crash as much.
+func TestCheckFetchesLogsOfFailingUnlistedPods(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	r, err := assert.CheckTarget(context.Background(), NewCheck(m), fakeTarget(assert.Workload, "wl", crashyDaemonSet(healthyWorkload()), true),
+		assert.Options{Timeout: 100 * time.Millisecond, Interval: 20 * time.Millisecond})
+	var failed *assert.FailedError
+	if !errors.As(err, &failed) {
+		t.Fatalf("want *assert.FailedError, got %v", err)
+	}
+	res := unlisted(t, r.(*Report), "kube-system/crashy (DaemonSet, no matrix row)")
+	for _, p := range res.Pods {
+		if len(p.Logs) != 1 || p.Logs[0].Lines != "fake logs" {
+			t.Errorf("%s: logs %+v", p.Name, p.Logs)
+		}
+	}
+	asserttest.Says(t, "error message", err.Error(), "#### ✗ kube-system/crashy (DaemonSet, no matrix row): not ready",
+		"last log lines of container manager (previous run)", "fake logs")
+}

@@ -3,7 +3,6 @@ package placement
 import (
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -33,11 +32,7 @@ func Evaluate(m *Matrix, role, cluster string, snap Snapshot) (*Report, error) {
 	r := &Report{Matrix: m.Name, Role: role, Cluster: cluster, Nodes: len(snap.Nodes), matrix: m}
 
 	matched := map[string]bool{}
-	matrixNamespaces := map[string]bool{}
 	for _, c := range m.Components {
-		for _, ns := range c.NamespaceList() {
-			matrixNamespaces[ns] = true
-		}
 		var pods []*corev1.Pod
 		for i := range snap.Pods {
 			p := &snap.Pods[i]
@@ -48,20 +43,22 @@ func Evaluate(m *Matrix, role, cluster string, snap Snapshot) (*Report, error) {
 		}
 		r.Results = append(r.Results, evaluateRow(m, c, role, pods, nodes))
 	}
+	// A pod a row matched is judged by that row alone (which may allow
+	// restarts or make it optional); every other pod of a system namespace
+	// still has to be healthy.
+	system := m.SystemNamespaceList()
+	var unlisted []*corev1.Pod
 	for i := range snap.Pods {
 		p := &snap.Pods[i]
 		if !counts(p) {
 			continue
 		}
 		r.Pods++
-		if matrixNamespaces[p.Namespace] && !matched[p.Namespace+"/"+p.Name] {
-			r.Unmatched = append(r.Unmatched, PodRef{Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName})
+		if slices.Contains(system, p.Namespace) && !matched[p.Namespace+"/"+p.Name] {
+			unlisted = append(unlisted, p)
 		}
 	}
-	sort.Slice(r.Unmatched, func(i, j int) bool {
-		a, b := r.Unmatched[i], r.Unmatched[j]
-		return a.Namespace+"/"+a.Name < b.Namespace+"/"+b.Name
-	})
+	r.Unlisted, r.Unmatched = evaluateUnlisted(m, unlisted, nodes)
 	return r, nil
 }
 

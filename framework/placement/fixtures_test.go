@@ -76,3 +76,27 @@ func restarted(n int32) podOpt {
 func terminating() podOpt {
 	return func(p *corev1.Pod) { now := metav1.Now(); p.DeletionTimestamp = &now }
 }
+
+// lastExit sets the exit code of the first container's last termination,
+// after crashLooping.
+func lastExit(code int32) podOpt {
+	return func(p *corev1.Pod) { p.Status.ContainerStatuses[0].LastTerminationState.Terminated.ExitCode = code }
+}
+
+// neverReady is a pod whose container runs but never passes its readiness probe.
+func neverReady() podOpt {
+	return func(p *corev1.Pod) {
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"}}
+		p.Status.ContainerStatuses[0].Ready = false
+	}
+}
+
+// succeeded is a completed pod, as a Job leaves it.
+func succeeded() podOpt {
+	return func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodSucceeded
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "PodCompleted"}}
+		p.Status.ContainerStatuses[0].Ready = false
+		p.Status.ContainerStatuses[0].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}}
+	}
+}

@@ -2,13 +2,18 @@ package placement
 
 import (
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
 
 	"github.com/tkg-e2e/harness/framework/assert"
 )
 
 // grid is the whole matrix laid out for rendering: every row × every role,
 // with one column per evaluated cluster of a role, so that Markdown and HTML
-// show exactly the same cells.
+// show exactly the same cells. Workloads no row describes that fail on some
+// cluster follow the rows: a failure belongs in the table the reader sees
+// first; healthy ones only make the hint list.
 type grid struct {
 	Matrix  *Matrix
 	Columns []column
@@ -23,8 +28,8 @@ type column struct {
 }
 
 type gridRow struct {
-	Component Component
-	Cells     []cell
+	Name, Namespaces, MatchedBy string
+	Cells                       []cell
 }
 
 type cell struct {
@@ -53,13 +58,52 @@ func newGrid(m *Matrix, reports []*Report) grid {
 		}
 	}
 	for _, c := range m.Components {
-		row := gridRow{Component: c}
+		row := gridRow{Name: c.Name, Namespaces: strings.Join(c.NamespaceList(), ", "), MatchedBy: c.Match.Describe()}
 		for _, col := range g.Columns {
 			row.Cells = append(row.Cells, cellFor(c, col))
 		}
 		g.Rows = append(g.Rows, row)
 	}
+	for _, res := range failingUnlisted(reports) {
+		row := gridRow{Name: res.Component, Namespaces: strings.Join(res.Namespaces, ", "), MatchedBy: res.Owner + " (no row)"}
+		for _, col := range g.Columns {
+			row.Cells = append(row.Cells, unlistedCell(res.Component, col))
+		}
+		g.Rows = append(g.Rows, row)
+	}
 	return g
+}
+
+// failingUnlisted returns the unlisted workloads that fail on any of the
+// reports, once each, by name.
+func failingUnlisted(reports []*Report) []Result {
+	var out []Result
+	for _, r := range reports {
+		for _, res := range r.unlistedDeviations() {
+			if !slices.ContainsFunc(out, func(o Result) bool { return o.Component == res.Component }) {
+				out = append(out, res)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Component < out[j].Component })
+	return out
+}
+
+func unlistedCell(name string, col column) cell {
+	if col.Report == nil {
+		return cell{Verdict: assert.NotEvaluated, Expectation: Unlisted, Text: assert.NotEvaluated.Symbol() + " " + string(Unlisted), Detail: "not evaluated"}
+	}
+	for _, res := range col.Report.Unlisted {
+		if res.Component != name {
+			continue
+		}
+		text := res.Verdict.Symbol() + " " + string(res.Verdict)
+		if !res.Verdict.Failing() {
+			text = res.Verdict.Symbol() + " " + string(Unlisted)
+		}
+		return cell{Verdict: res.Verdict, Expectation: Unlisted, Text: text, Detail: res.Detail}
+	}
+	return cell{Verdict: assert.Absent, Expectation: Unlisted, Text: assert.Absent.Symbol() + " " + string(assert.Absent), Detail: "no such pod on this cluster"}
 }
 
 func cellFor(c Component, col column) cell {

@@ -37,7 +37,7 @@ var htmlPage = template.Must(template.New("placement").Funcs(htmlFuncs).Parse(`<
 </ul>
 <table>
 <tr><th>Component</th><th>Namespace</th><th>Matched by</th>{{range .Columns}}<th>{{.Title}}</th>{{end}}</tr>
-{{range .Rows}}<tr><td>{{.Component.Name}}</td><td>{{join .Component.NamespaceList ", "}}</td><td>{{.Component.Match.Describe}}</td>
+{{range .Rows}}<tr><td>{{.Name}}</td><td>{{.Namespaces}}</td><td>{{.MatchedBy}}</td>
 {{range .Cells}}<td class="{{class .Verdict}}" title="{{.Detail}}">{{.Text}}</td>{{end}}</tr>
 {{end}}</table>
 <p>Legend: {{legend}}</p>

@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 
+	yaml "go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/util/validation"
+
 	"github.com/tkg-e2e/harness/framework/assert"
 	"github.com/tkg-e2e/harness/framework/strictjson"
 )
@@ -14,11 +17,14 @@ import (
 // fileShape is the YAML layout. Sections stay raw so that each is decoded
 // strictly on its own and an unknown key is reported with its path.
 type fileShape struct {
-	Name        string            `json:"name"`
-	Description string            `json:"description,omitempty"`
-	Roles       []string          `json:"roles"`
-	Defaults    json.RawMessage   `json:"defaults,omitempty"`
-	Components  []json.RawMessage `json:"components"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Roles       []string        `json:"roles"`
+	Defaults    json.RawMessage `json:"defaults,omitempty"`
+	// SystemNamespaces is read from the YAML tree (systemNamespaces), for
+	// its lines; raw here so that decoding never stops at it.
+	SystemNamespaces json.RawMessage   `json:"systemNamespaces,omitempty"`
+	Components       []json.RawMessage `json:"components"`
 }
 
 type componentShape struct {
@@ -62,6 +68,9 @@ func Parse(data []byte, source string) (*Matrix, error) {
 		if p.Decode(shape.Defaults, &defaults, source+": defaults") &&
 			p.Decode(defaults.Readiness, &m.Defaults.Readiness, source+": defaults.readiness") {
 			checkReadiness(p, source+": defaults.readiness", m.Defaults.Readiness)
+		}
+		if len(shape.SystemNamespaces) > 0 {
+			m.SystemNamespaces = parseSystemNamespaces(p, data, source)
 		}
 
 		if len(shape.Components) == 0 {
@@ -162,4 +171,71 @@ func expectationList() string {
 		s[i] = string(e)
 	}
 	return strings.Join(s, ", ")
+}
+
+// parseSystemNamespaces reads systemNamespaces from the YAML tree rather than
+// from the decoded JSON, which has no lines: an empty or repeated name is only
+// found after decoding, and the reader fixing it wants file:line.
+func parseSystemNamespaces(p *assert.Problems, data []byte, source string) []string {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil // the strict decoder has accepted the file, so this does not happen
+	}
+	var list *yaml.Node
+	for top, i := doc.Content[0], 0; i+1 < len(top.Content); i += 2 {
+		if top.Content[i].Value == "systemNamespaces" {
+			list = resolve(top.Content[i+1])
+		}
+	}
+	at := func(n *yaml.Node, path string) string { return fmt.Sprintf("%s:%d: %s", source, n.Line, path) }
+	switch {
+	case list == nil || list.Tag == "!!null":
+		return nil
+	case list.Kind != yaml.SequenceNode:
+		p.Add(at(list, "systemNamespaces"), "want a list of namespaces, found %s (write e.g. systemNamespaces: [monitoring])", yamlValue(list))
+		return nil
+	}
+	var out []string
+	first := map[string]int{}
+	for i, n := range list.Content {
+		n, path := resolve(n), fmt.Sprintf("systemNamespaces[%d]", i)
+		switch {
+		case n.Tag == "!!null" || (n.Tag == "!!str" && n.Value == ""):
+			p.Add(at(n, path), "empty namespace name (write the namespace, or remove the entry)")
+		case n.Kind != yaml.ScalarNode:
+			p.Add(at(n, path), "want a namespace name, found %s (write one name per entry, e.g. - monitoring)", yamlValue(n))
+		case n.Tag != "!!str":
+			p.Add(at(n, path), "want a namespace name, found %s (quote it if it really is the name)", yamlValue(n))
+		case first[n.Value] > 0:
+			p.Add(at(n, path), "namespace %q already listed on line %d (remove one)", n.Value, first[n.Value])
+		default:
+			if errs := validation.IsDNS1123Label(n.Value); len(errs) > 0 {
+				p.Add(at(n, path), "%q is not a namespace name: %s", n.Value, strings.Join(errs, "; "))
+			}
+			first[n.Value] = n.Line
+			out = append(out, n.Value)
+		}
+	}
+	return out
+}
+
+func resolve(n *yaml.Node) *yaml.Node {
+	if n.Kind == yaml.AliasNode {
+		return n.Alias
+	}
+	return n
+}
+
+// yamlValue names a YAML value the way a reader sees it in the file.
+func yamlValue(n *yaml.Node) string {
+	switch {
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	case n.Tag == "!!str":
+		return fmt.Sprintf("the string %q", n.Value)
+	default:
+		return fmt.Sprintf("%s %s", strings.TrimPrefix(n.Tag, "!!"), n.Value)
+	}
 }

@@ -85,6 +85,19 @@ func TestParseRejectsBadInput(t *testing.T) {
 			[]string{"maxRestarts must be >= 0"}},
 		{"wrong type", strings.Replace(validMatrix, "[kapp-controller, tkg-system]", "kapp-controller", 1),
 			[]string{"components[1]", `"namespaces"`, "want a list"}},
+		{"unlisted is no expectation of a file", strings.Replace(validMatrix, "workload: mustNot}", "workload: unlisted}", 1),
+			[]string{"roles.workload", `unknown expectation "unlisted"`}},
+		// Lines: validMatrix starts with an empty line, so "name: test" is line 2.
+		{"systemNamespaces not a list", strings.Replace(validMatrix, "name: test", "name: test\nsystemNamespaces: monitoring", 1),
+			[]string{"bad.yaml:3: systemNamespaces: want a list of namespaces, found the string \"monitoring\"", "systemNamespaces: [monitoring]"}},
+		{"systemNamespaces entry empty, repeated, not a name", strings.Replace(validMatrix, "name: test",
+			"name: test\nsystemNamespaces:\n- monitoring\n- \"\"\n- monitoring\n- Logging\n- {name: x}\n- 42\n-", 1),
+			[]string{"bad.yaml:5: systemNamespaces[1]: empty namespace name (write the namespace, or remove the entry)",
+				`bad.yaml:6: systemNamespaces[2]: namespace "monitoring" already listed on line 4 (remove one)`,
+				`bad.yaml:7: systemNamespaces[3]: "Logging" is not a namespace name`,
+				"bad.yaml:8: systemNamespaces[4]: want a namespace name, found a mapping (write one name per entry",
+				"bad.yaml:9: systemNamespaces[5]: want a namespace name, found int 42 (quote it if it really is the name)",
+				"bad.yaml:10: systemNamespaces[6]: empty namespace name"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,6 +111,26 @@ func TestParseRejectsBadInput(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestParseSystemNamespaces(t *testing.T) {
+	m, err := Parse([]byte(strings.Replace(validMatrix, "name: test", "name: test\nsystemNamespaces: [monitoring, logging]", 1)), "test.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(m.SystemNamespaces, ","); got != "monitoring,logging" {
+		t.Errorf("systemNamespaces = %s", got)
+	}
+	// Built in, named by a row, and listed: each once.
+	if got := strings.Join(m.SystemNamespaceList(), ","); got != "capi-system,kapp-controller,kube-system,logging,monitoring,tkg-system" {
+		t.Errorf("SystemNamespaceList = %s", got)
+	}
+	for _, y := range []string{validMatrix, strings.Replace(validMatrix, "name: test", "name: test\nsystemNamespaces:", 1),
+		strings.Replace(validMatrix, "name: test", "name: test\nsystemNamespaces: []", 1)} {
+		if m, err := Parse([]byte(y), "test.yaml"); err != nil || len(m.SystemNamespaces) != 0 {
+			t.Errorf("an absent or empty systemNamespaces adds nothing: %v %v", m, err)
+		}
 	}
 }
 

@@ -10,8 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-
-	"github.com/tkg-e2e/harness/framework/assert"
 )
 
 // logTimeout bounds one log request: the report is already late when logs
@@ -19,8 +17,9 @@ import (
 const logTimeout = 10 * time.Second
 
 // addLogs attaches the tail of the failing containers' logs to the not-ready
-// pods of a report. A crashlooping container's current run is usually empty
-// or a few lines old, so the previous (crashed) run is read when there is one.
+// pods of a report, of rows and unlisted workloads alike. A crashlooping
+// container's current run is usually empty or a few lines old, so the
+// previous (crashed) run is read when there is one.
 func addLogs(ctx context.Context, p *probe, r *Report) {
 	lines := p.check.LogLines
 	if lines <= 0 {
@@ -31,11 +30,7 @@ func addLogs(ctx context.Context, p *probe, r *Report) {
 	if maxPods <= 0 {
 		maxPods = 3
 	}
-	for i := range r.Results {
-		res := &r.Results[i]
-		if res.Verdict != assert.NotReady {
-			continue
-		}
+	for _, res := range r.notReady() {
 		fetched := 0
 		for j := range res.Pods {
 			ps := &res.Pods[j]

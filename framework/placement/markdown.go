@@ -28,8 +28,7 @@ func Markdown(m *Matrix, reports ...*Report) string {
 	}
 	var rows [][]string
 	for _, row := range g.Rows {
-		c := row.Component
-		cells := []string{c.Name, strings.Join(c.NamespaceList(), ", "), c.Match.Describe()}
+		cells := []string{row.Name, row.Namespaces, row.MatchedBy}
 		for _, cl := range row.Cells {
 			cells = append(cells, cl.Text)
 		}

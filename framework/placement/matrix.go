@@ -31,6 +31,12 @@ const (
 	ControlPlaneOnly Expectation = "controlPlaneOnly"
 )
 
+// Unlisted is the expectation of a report entry for a workload in a system
+// namespace that no row describes: it has no placement rule, only the
+// matrix's default readiness. A file cannot state it (knownExpectations
+// leaves it out): a row that exists describes its pods.
+const Unlisted Expectation = "unlisted"
+
 var knownExpectations = []Expectation{Must, MustNot, Optional, ControlPlaneOnly}
 
 // Matrix is one loaded placement file.
@@ -42,8 +48,12 @@ type Matrix struct {
 	// Roles are the columns (assert.Roles entries); every component states
 	// an expectation for each.
 	Roles []string `json:"roles"`
-	// Defaults apply to components that leave a readiness rule unset.
+	// Defaults apply to components that leave a readiness rule unset, and
+	// to the pods of system namespaces that no row describes.
 	Defaults Defaults `json:"defaults,omitempty"`
+	// SystemNamespaces are namespaces whose every pod is health-checked
+	// although no row names them (SystemNamespaceList adds the others).
+	SystemNamespaces []string `json:"systemNamespaces,omitempty"`
 	// Components are the rows, in report order.
 	Components []Component `json:"-"`
 

@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,8 +17,13 @@ type Report struct {
 	Cluster string
 	// Results has one entry per matrix row, in matrix order.
 	Results []Result
-	// Unmatched are pods in the matrix's namespaces that no row describes:
-	// not a failure, but the hint that a component was renamed or added.
+	// Unlisted has one entry per workload of a system namespace
+	// (Matrix.SystemNamespaceList) that no row describes, sorted by name:
+	// its pods are held to defaults.readiness, so a crashlooping add-on the
+	// matrix does not know fails the check like a row.
+	Unlisted []Result
+	// Unmatched are the pods of the healthy Unlisted entries: not a
+	// failure, but the hint that a component was renamed or added.
 	Unmatched []PodRef
 	// Nodes and Pods count what was evaluated.
 	Nodes, Pods int
@@ -33,7 +39,11 @@ type Result struct {
 	Expectation Expectation
 	// Verdict is one of assert.OK, Absent, Missing, NotReady, Unexpected.
 	Verdict assert.Verdict
-	// Pods are the pods that matched the row.
+	// Owner names the workload of an Unlisted entry ("DaemonSet crashy"),
+	// where a row would say how it matches; empty for rows.
+	Owner string
+	// Pods are the pods that matched the row (of an Unlisted entry: the
+	// workload's pods).
 	Pods []PodState
 	// Detail says why the verdict is what it is, in one line.
 	Detail string
@@ -77,10 +87,11 @@ func (r *Report) Failed() bool {
 	return len(r.Deviations()) > 0
 }
 
-// Deviations returns the rows that fail the check.
+// Deviations returns the rows that fail the check, then the failing
+// Unlisted entries.
 func (r *Report) Deviations() []Result {
 	var out []Result
-	for _, res := range r.Results {
+	for _, res := range slices.Concat(r.Results, r.Unlisted) {
 		if res.Verdict.Failing() {
 			out = append(out, res)
 		}
@@ -88,16 +99,19 @@ func (r *Report) Deviations() []Result {
 	return out
 }
 
-// Rows are the matrix rows in the engine's shape, then the unmatched pods as
-// warnings.
+// Rows are the matrix rows in the engine's shape, then the failing unlisted
+// workloads, then the unmatched pods as warnings.
 func (r *Report) Rows() []assert.Row {
-	rows := make([]assert.Row, 0, len(r.Results)+len(r.Unmatched))
+	rows := make([]assert.Row, 0, len(r.Results)+len(r.Unlisted)+len(r.Unmatched))
 	for _, res := range r.Results {
+		rows = append(rows, assert.Row{Name: res.Component, Verdict: res.Verdict, Detail: res.Detail})
+	}
+	for _, res := range r.unlistedDeviations() {
 		rows = append(rows, assert.Row{Name: res.Component, Verdict: res.Verdict, Detail: res.Detail})
 	}
 	for _, p := range r.Unmatched {
 		rows = append(rows, assert.Row{Name: p.Namespace + "/" + p.Name, Verdict: assert.Unlisted,
-			Detail: "in a matrix namespace on " + assert.Or(p.Node, "–") + ", but no row describes it (not a failure)"})
+			Detail: "in a system namespace on " + assert.Or(p.Node, "–") + ", healthy, but no row describes it (not a failure)"})
 	}
 	return rows
 }
@@ -106,13 +120,45 @@ func (r *Report) Rows() []assert.Row {
 func (r *Report) Summary() string {
 	devs := r.Deviations()
 	if len(devs) == 0 {
-		return fmt.Sprintf("%d components as expected (%d pods on %d nodes)", len(r.Results), r.Pods, r.Nodes)
+		unlisted := ""
+		if len(r.Unlisted) > 0 {
+			unlisted = fmt.Sprintf(", %d workload(s) without a row healthy", len(r.Unlisted))
+		}
+		return fmt.Sprintf("%d components as expected%s (%d pods on %d nodes)", len(r.Results), unlisted, r.Pods, r.Nodes)
 	}
 	parts := make([]string, 0, len(devs))
 	for _, d := range devs {
 		parts = append(parts, d.Component+" "+string(d.Verdict))
 	}
-	return fmt.Sprintf("%d/%d components deviate: %s", len(devs), len(r.Results), strings.Join(parts, ", "))
+	return fmt.Sprintf("%d/%d components deviate: %s", len(devs), len(r.Results)+len(r.Unlisted), strings.Join(parts, ", "))
+}
+
+// unlistedDeviations returns the failing Unlisted entries.
+func (r *Report) unlistedDeviations() []Result {
+	if r == nil {
+		return nil
+	}
+	var out []Result
+	for _, res := range r.Unlisted {
+		if res.Verdict.Failing() {
+			out = append(out, res)
+		}
+	}
+	return out
+}
+
+// notReady returns the failing-readiness entries, rows and unlisted alike,
+// for the logs to be attached to their pods.
+func (r *Report) notReady() []*Result {
+	var out []*Result
+	for _, results := range [][]Result{r.Results, r.Unlisted} {
+		for i := range results {
+			if results[i].Verdict == assert.NotReady {
+				out = append(out, &results[i])
+			}
+		}
+	}
+	return out
 }
 
 // Failure carries the whole rendered matrix and every deviation, so one
