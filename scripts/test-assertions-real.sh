@@ -5,7 +5,8 @@
 #   2. kind load kapp-controller + busybox images (there is no registry)
 #   3. apply $KAPP_CONTROLLER_MANIFEST, wait for the Deployment and for the APIService
 #      v1alpha1.data.packaging.carvel.dev to be Available (Package/PackageMetadata are served by it)
-#   4. go test -run Real with HARNESS_TEST_KUBECONFIG pointing at the cluster
+#   4. go test -p 1 -run Real with HARNESS_TEST_KUBECONFIG pointing at the cluster (one package at a time:
+#      framework/health stops the node's kubelet, which no other test may see)
 # The cluster is deleted on exit, also on failure or Ctrl-C (KEEP=1 keeps it and prints how to delete it).
 #
 # Needs the kit (testbed/README.md): `. /var/cache/testbed/out/env.sh` must work (TESTBED_ENV overrides the path).
@@ -82,7 +83,7 @@ s=$SECONDS
 cd "$ROOT"
 set +e # the exit code is go test's, taken from PIPESTATUS below
 # shellcheck disable=SC2086
-HARNESS_TEST_KUBECONFIG=$KC go test -count=1 -timeout 20m -v -run 'Real' ${GO_TEST_FLAGS:-} ./framework/placement/ ./framework/packages/ ./framework/artifacts/... \
+HARNESS_TEST_KUBECONFIG=$KC go test -p 1 -count=1 -timeout 25m -v -run 'Real' ${GO_TEST_FLAGS:-} ./framework/placement/ ./framework/packages/ ./framework/health/ ./framework/artifacts/... \
   2>&1 | tee "$WORK/go-test.log"
 rc=${PIPESTATUS[0]}
 set -e

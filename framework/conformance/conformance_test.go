@@ -28,7 +28,7 @@ func TestParseJUnitKeepsEveryConformanceTestWithItsSkipReason(t *testing.T) {
 	}
 	want := map[string]string{
 		"[sig-apps] Daemon set [Serial] should rollback without unnecessary restarts [Conformance]": "not selected by local-subset.yaml: needs images not built here",
-		"[sig-storage] Projected secret should be consumable [NodeConformance] [Conformance]":      "skipped by the test: Only supported for providers [gce gke] (not skeleton)",
+		"[sig-storage] Projected secret should be consumable [NodeConformance] [Conformance]":       "skipped by the test: Only supported for providers [gce gke] (not skeleton)",
 		"[sig-apps] pending thing [Conformance]":                                                    "pending in e2e.test",
 	}
 	for _, tc := range tests {

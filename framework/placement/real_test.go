@@ -278,3 +278,66 @@ components:
 		t.Errorf("failure message does not say what was looked for:\n%v", err)
 	}
 }
+
+// Issue 15's fault: a DaemonSet in kube-system that no row describes,
+// crashlooping on every node, must fail the check with its owner, restarts,
+// exit code and log tail, while the healthy unlisted kube-system pods of the
+// same cluster (kindnet, kube-proxy, the static pods) pass.
+func TestRealUnlistedCrashLoopingDaemonSetFails(t *testing.T) {
+	rc := connect(t)
+	name := "tkg-e2e-crashy-" + suffix()
+	labels := map[string]string{"app": name}
+	grace := int64(1)
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: name},
+		Spec: appsv1.DaemonSetSpec{
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{
+					TerminationGracePeriodSeconds: &grace,
+					Tolerations:                   []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+					Containers: []corev1.Container{{Name: "agent", Image: testImage, ImagePullPolicy: corev1.PullIfNotPresent,
+						Command: []string{"sh", "-c", "echo harness-unlisted-marker: bad flag --frobnicate; exit 3"}}},
+				},
+			},
+		},
+	}
+	if err := rc.c.Create(context.Background(), ds); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rc.c.Delete(context.Background(), ds); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting DaemonSet %s: %v", name, err)
+		}
+	})
+	rc.waitForPod(t, "kube-system", name, "unlisted DaemonSet pod restarted at least once", func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount >= 1
+	})
+	m, err := Parse([]byte(`
+name: unlisted
+roles: [workload]
+components:
+- name: coredns
+  namespace: kube-system
+  match: {deployment: coredns}
+  roles: {workload: must}
+`), "inline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := rc.check(t, m, deviationWindow, nil)
+	if err == nil {
+		t.Fatal("an unlisted crashlooping DaemonSet in kube-system passed the placement check")
+	}
+	var bad []Result
+	for _, u := range r.Unlisted {
+		if u.Verdict.Failing() {
+			bad = append(bad, u)
+		}
+	}
+	if len(bad) != 1 || !strings.Contains(bad[0].Component, name) {
+		t.Fatalf("failing unlisted workloads = %+v, want exactly %s (healthy kube-system pods must not fail)", bad, name)
+	}
+	asserttest.Says(t, "failure message", err.Error(), name, "DaemonSet", "code 3", "restart(s)", "harness-unlisted-marker: bad flag --frobnicate")
+}
