@@ -26,6 +26,12 @@ type Node struct {
 // NoSchedule (CAPD's, kubeadm's) is therefore not used.
 var podTolerations []corev1.Toleration
 
+// clientTolerations let the clients also run where ordinary workloads do not
+// (a control plane tainted NoSchedule): a client there is one more node from
+// which DNS, the Service and the servers must answer, and the one that makes
+// traffic cross nodes on a cluster with a single worker (CAPD's default).
+var clientTolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+
 // schedulableNodes says of every node whether a pod with tolerations can be
 // scheduled there: Ready, not cordoned, a Linux node (the image is a Linux
 // image), and every NoSchedule or NoExecute taint tolerated. The nodes come

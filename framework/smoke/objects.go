@@ -114,6 +114,7 @@ func clientPod(ns, name, node, image, serviceHost string, backends []Backend, bu
 			},
 		}, func(s *corev1.PodSpec) {
 			s.RestartPolicy = corev1.RestartPolicyNever
+			s.Tolerations = clientTolerations
 			s.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 				RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
 					MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{node}}},

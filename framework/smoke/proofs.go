@@ -28,13 +28,14 @@ func prove(r *Result, serversReached, clientsReached bool) []Proof {
 		}
 		return proofs
 	}
-	st, detail := dnsProof(r, schedulable)
+	clients := r.ClientNodes
+	st, detail := dnsProof(r, clients)
 	add(ClaimDNS, st, detail)
-	st, detail = requestsProof(r, ViaService, schedulable, 1)
+	st, detail = requestsProof(r, ViaService, clients, 1)
 	add(ClaimService, st, detail)
-	st, detail = requestsProof(r, ViaPodIP, schedulable, len(r.Backends))
+	st, detail = requestsProof(r, ViaPodIP, clients, len(r.Backends))
 	add(ClaimPodIPs, st, detail)
-	st, detail = crossNode(r.Requests, schedulable)
+	st, detail = crossNode(r.Requests, clients)
 	add(ClaimCrossNode, st, detail)
 	return proofs
 }
@@ -95,7 +96,7 @@ func requestsProof(r *Result, via Via, schedulable []string, perNode int) (Statu
 // naming the cross-node requests that were tried and how they failed.
 func crossNode(requests []Request, schedulable []string) (Status, string) {
 	if len(schedulable) < 2 {
-		return NotPossible, fmt.Sprintf("not possible: %d schedulable node (%s); traffic between nodes was not tested",
+		return NotPossible, fmt.Sprintf("not possible: clients on %d node (%s); traffic between nodes was not tested",
 			len(schedulable), orNone(strings.Join(schedulable, ", ")))
 	}
 	var proven []string

@@ -12,6 +12,11 @@ type Result struct {
 	Image     string
 	// Nodes are all nodes, schedulable or not (with why not).
 	Nodes []Node
+	// ClientNodes are the nodes a client ran on: every Ready, uncordoned
+	// Linux node, NoSchedule taints tolerated, so that on a cluster with one
+	// worker the control plane's client still reaches the worker's server
+	// across nodes.
+	ClientNodes []string
 	// Backends are the server pods, one per schedulable node.
 	Backends []Backend
 	// ServiceHost is the Service's DNS name, ServiceIP its ClusterIP.

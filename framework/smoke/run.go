@@ -128,14 +128,16 @@ func (r *runner) nodes(ctx context.Context) error {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
 	r.res.Nodes = schedulableNodes(list.Items, podTolerations)
+	r.res.ClientNodes = names(schedulableNodes(list.Items, clientTolerations), true)
 	schedulable := names(r.res.Nodes, true)
-	r.p.Printf("schedulable nodes: %s (left out: %s)", orNone(strings.Join(schedulable, ", ")), leftOut(r.res.Nodes))
+	r.p.Printf("schedulable nodes: %s (left out: %s); clients on %s", orNone(strings.Join(schedulable, ", ")), leftOut(r.res.Nodes),
+		orNone(strings.Join(r.res.ClientNodes, ", ")))
 	switch {
 	case len(schedulable) == 0:
 		return fmt.Errorf("no schedulable node among %d (%s): the smoke pods need a Ready, uncordoned Linux node "+
 			"without a NoSchedule or NoExecute taint (a cluster with only a control plane needs a worker, or the taint removed)",
 			len(r.res.Nodes), leftOut(r.res.Nodes))
-	case len(schedulable) == 1 && r.in.RequireCrossNode:
+	case len(r.res.ClientNodes) < 2 && r.in.RequireCrossNode:
 		return fmt.Errorf("one schedulable node (%s; left out: %s) and RequireCrossNode is set: "+
 			"traffic between nodes needs two; add a worker or unset RequireCrossNode", schedulable[0], leftOut(r.res.Nodes))
 	}
@@ -178,12 +180,12 @@ func (r *runner) servers(ctx context.Context) error {
 	return nil
 }
 
-// clients runs a client on every schedulable node and turns their logs into
+// clients runs a client on every client node (ClientNodes) and turns their logs into
 // the result; any failed or unreported check fails the step.
 func (r *runner) clients(ctx context.Context) error {
 	budget, attempt := clientBudget(r.in.Timeout, r.in.Poll, len(r.res.Backends))
 	nodeOf := map[string]string{}
-	for i, node := range names(r.res.Nodes, true) {
+	for i, node := range r.res.ClientNodes {
 		name := clientName(i)
 		nodeOf[name] = node
 		pod := clientPod(r.ns, name, node, r.in.Image, r.res.ServiceHost, r.res.Backends, budget, attempt)
