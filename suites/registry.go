@@ -18,7 +18,7 @@ import (
 // Lifecycle is the lifecycle suite, in run order. Adding a stage is one file
 // in suites/ that declares its Stage, and one entry here.
 var Lifecycle = MustRegistry(TeardownScopes,
-	OVA, Bootstrap, Management, Move, Workload, Health, Placement, Packages, Conformance,
+	OVA, Bootstrap, Management, Move, Workload, Health, Smoke, Placement, Packages, Conformance,
 )
 
 // TeardownScopes are the interval scopes SuiteTeardown reads; every suite's

@@ -51,3 +51,16 @@ func localImageID(ctx context.Context, ref string) (string, error) {
 	}
 	return res.ID, nil
 }
+
+// ImagePresent returns an error naming an image that is not on this Docker
+// host, for preflights: a missing image found before any cluster exists.
+func ImagePresent(ctx context.Context, ref string) error {
+	id, err := localImageID(ctx, ref)
+	if err != nil {
+		return err
+	}
+	if id == "" {
+		return fmt.Errorf("image %s is not on this Docker host: prepare it with make testbed (the kit loads it), or pull it on a machine with registry access", ref)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package suites
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	. "github.com/onsi/ginkgo/v2"
+
+	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/node"
+	"github.com/tkg-e2e/harness/framework/smoke"
+	"github.com/tkg-e2e/harness/framework/stages"
+)
+
+// Smoke proves the workload cluster serves workloads before the placement
+// and package checks judge it: servers spread over its nodes, a Service,
+// DNS, and requests from every node, across nodes.
+var Smoke = Stage{
+	Definition: stages.Definition{Name: "smoke", Needs: []string{"workload"}, Category: stages.Infrastructure,
+		Intervals: []string{"smoke"},
+		Doc:       "a smoke workload on the workload cluster: Deployment over the nodes, Service, DNS, requests across nodes"},
+	Preflight: smokePreflight,
+	Spec: func(ctx context.Context, env func() *Env) {
+		SmokeSpec(ctx, func() SmokeSpecInput {
+			e := env()
+			return SmokeSpecInput{Env: e, Cluster: e.Cluster(RoleWorkload), Image: e.Config.Smoke.Image, Wait: e.Interval("smoke", "smoke")}
+		})
+	},
+}
+
+// SmokeSpecInput is the input of SmokeSpec.
+type SmokeSpecInput struct {
+	Env     *Env
+	Cluster *Cluster
+	// Image serves and fetches (busybox: httpd, wget, nslookup, timeout).
+	Image string
+	Wait  config.Interval
+	// RequireCrossNode fails a cluster whose clients all run on one node.
+	RequireCrossNode bool
+}
+
+func (in SmokeSpecInput) stage() (*Env, string) { return in.Env, "smoke" }
+
+func (in SmokeSpecInput) validate() error {
+	return inputErrors(in.Env, unless(in.Image != "", "Image is empty (smoke.image)"),
+		unless(in.Wait.Timeout > 0, "Wait (interval smoke/smoke) is required"))
+}
+
+// SmokeSpec runs the smoke workload on the workload cluster and writes
+// smoke.md, passed or not.
+func SmokeSpec(_ context.Context, inputGetter func() SmokeSpecInput) {
+	declareStage("serves a workload: DNS, a Service and pod traffic across nodes", inputGetter, func(input SmokeSpecInput) StageFuncs {
+		env := input.Env
+		return StageFuncs{Run: func(ctx context.Context) error {
+			c := input.Cluster
+			if c == nil {
+				return errNoCluster(RoleWorkload)
+			}
+			k, err := c.Connect()
+			if err != nil {
+				return err
+			}
+			res, err := smoke.Run(ctx, smoke.Input{Cluster: k, ClusterName: c.Name, Image: input.Image, Timeout: input.Wait.Timeout,
+				Poll: input.Wait.Poll, RequireCrossNode: input.RequireCrossNode, Progress: env.Out, Prefix: "[smoke]", Redactor: env.Redactor})
+			if res != nil {
+				w, werr := env.newWriter(env.ArtifactFolder)
+				if werr == nil {
+					werr = w.WriteFile("smoke.md", []byte(res.Markdown()))
+				}
+				err = errors.Join(err, werr)
+				AddReportEntry("smoke", res.Markdown())
+			}
+			return err
+		}}
+	})
+}
+
+// smokePreflight: the image must be set, and on this Docker host when the
+// workload cluster's nodes are containers that get it loaded (it must be
+// among the profile's images, or the nodes would try to pull it).
+func smokePreflight(ctx context.Context, e *Env) error {
+	img := e.Config.Smoke.Image
+	if img == "" {
+		return fmt.Errorf("smoke.image is not set: name an image with httpd, wget, nslookup, timeout and sh, e.g. busybox:1.35.0 (the kit's TEST_IMAGE_BUSYBOX)")
+	}
+	if e.Config.Profile != "local" {
+		return nil
+	}
+	for _, im := range e.Config.Images {
+		if im.Name == img {
+			return node.ImagePresent(ctx, img)
+		}
+	}
+	return fmt.Errorf("smoke.image %s is not among the profile's images, so the workload cluster's nodes would have to pull it: add it to images", img)
+}
