@@ -36,9 +36,10 @@ type Input struct {
 	Poll    time.Duration
 	// ClusterDomain is the cluster's DNS domain; defaults to "cluster.local".
 	ClusterDomain string
-	// RequireCrossNode makes a cluster with a single schedulable node fail
-	// the "nodes" step instead of being reported with cross-node traffic
-	// "not possible".
+	// RequireCrossNode makes a cluster where the clients can run on a single
+	// node only (a one-node cluster) fail the "nodes" step instead of being
+	// reported with cross-node traffic "not possible". A control plane
+	// tainted NoSchedule with one worker is enough: it gets a client too.
 	RequireCrossNode bool
 	// Progress receives progress lines (nil: silent), each after Prefix
 	// (default "[smoke]").

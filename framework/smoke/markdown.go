@@ -34,6 +34,11 @@ func (r *Result) Markdown() string {
 		rows = append(rows, []string{n.Name, yesNo(n.Schedulable), assert.Or(n.Excluded, "–")})
 	}
 	b.WriteString(assert.MarkdownTable([]string{"Node", "Schedulable", "Left out because"}, rows))
+	if len(r.Nodes) > 0 {
+		// Schedulable nodes get a server; clients also run where only
+		// NoSchedule taints keep ordinary workloads away (a control plane).
+		fmt.Fprintf(&b, "\nClients on: %s\n", assert.Or(strings.Join(r.ClientNodes, ", "), "none"))
+	}
 
 	if len(r.Backends) > 0 {
 		b.WriteString("\n### Servers\n\n")

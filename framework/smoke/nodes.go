@@ -21,15 +21,17 @@ type Node struct {
 	Excluded string
 }
 
-// podTolerations are the tolerations of the smoke pods: none, so that they
+// podTolerations are the tolerations of the servers: none, so that they
 // land where an ordinary workload would. A control-plane node tainted
-// NoSchedule (CAPD's, kubeadm's) is therefore not used.
+// NoSchedule (CAPD's, kubeadm's) gets no server.
 var podTolerations []corev1.Toleration
 
 // clientTolerations let the clients also run where ordinary workloads do not
 // (a control plane tainted NoSchedule): a client there is one more node from
 // which DNS, the Service and the servers must answer, and the one that makes
 // traffic cross nodes on a cluster with a single worker (CAPD's default).
+// Only NoSchedule: a node tainted NoExecute (or NotReady, cordoned, not
+// Linux) gets no client.
 var clientTolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 
 // schedulableNodes says of every node whether a pod with tolerations can be

@@ -58,12 +58,77 @@ func TestSchedulableNodesHonoursTolerations(t *testing.T) {
 }
 
 func TestSmokePodsTolerateNothing(t *testing.T) {
-	// The brief of the smoke test: pods land where an ordinary workload
-	// would, so a tainted control plane is not counted as schedulable.
+	// The brief of the smoke test: servers land where an ordinary workload
+	// would, so a tainted control plane is not counted as schedulable (it
+	// gets a client only: see TestClientsTolerateNoScheduleOnly).
 	if len(podTolerations) != 0 {
 		t.Fatalf("podTolerations = %v", podTolerations)
 	}
 	if got := names(schedulableNodes([]corev1.Node{readyNode("cp", controlPlaneTaint), readyNode("md-0")}, podTolerations), true); len(got) != 1 || got[0] != "md-0" {
 		t.Fatalf("a CAPD cluster's schedulable nodes = %v, want [md-0]", got)
+	}
+}
+
+func TestClientsTolerateNoScheduleOnly(t *testing.T) {
+	// Every NoSchedule taint (any key), nothing else: not NoExecute, which
+	// would also keep a client on a node being drained.
+	if len(clientTolerations) != 1 {
+		t.Fatalf("clientTolerations = %v", clientTolerations)
+	}
+	if tol := clientTolerations[0]; tol.Key != "" || tol.Operator != corev1.TolerationOpExists || tol.Effect != corev1.TaintEffectNoSchedule {
+		t.Fatalf("client toleration = %+v, want every NoSchedule taint", tol)
+	}
+	// A NotReady or cordoned node carries the node controller's NoSchedule
+	// taint, which the client tolerates; it gets no client all the same.
+	notReady := readyNode("n-notready", corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule})
+	notReady.Status.Conditions[0] = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady",
+		Message: "container runtime network not ready"}
+	cordoned := readyNode("n-cordoned", corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule})
+	cordoned.Spec.Unschedulable = true
+	windows := readyNode("n-windows")
+	windows.Labels[corev1.LabelOSStable] = "windows"
+	nodes := []corev1.Node{
+		readyNode("md-0"),
+		readyNode("cp", controlPlaneTaint),
+		readyNode("gpu", corev1.Taint{Key: "gpu", Value: "yes", Effect: corev1.TaintEffectNoSchedule}),
+		readyNode("n-evict", corev1.Taint{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoExecute}),
+		readyNode("cp-evict", controlPlaneTaint, corev1.Taint{Key: "dedicated", Value: "cp", Effect: corev1.TaintEffectNoExecute}),
+		notReady, cordoned, windows,
+	}
+	got := schedulableNodes(nodes, clientTolerations)
+	if s := strings.Join(names(got, true), ","); s != "cp,gpu,md-0" {
+		t.Errorf("client nodes = %s, want cp,gpu,md-0", s)
+	}
+	want := map[string]string{
+		"n-evict":    "taint dedicated=db:NoExecute",
+		"cp-evict":   "taint dedicated=cp:NoExecute",
+		"n-notready": "NotReady (KubeletNotReady: container runtime network not ready)",
+		"n-cordoned": "cordoned",
+		"n-windows":  "not a Linux node (kubernetes.io/os=windows)",
+	}
+	for _, n := range got {
+		if w, ok := want[n.Name]; ok && n.Excluded != w {
+			t.Errorf("%s excluded because %q, want %q", n.Name, n.Excluded, w)
+		}
+	}
+	// The servers on the same nodes: only the untainted worker.
+	if s := strings.Join(names(schedulableNodes(nodes, podTolerations), true), ","); s != "md-0" {
+		t.Errorf("server nodes = %s, want md-0", s)
+	}
+}
+
+func TestClientPodToleratesNoScheduleAndServersNothing(t *testing.T) {
+	pod := clientPod("ns", "client-0", "cp", "busybox:1.35.0", host, twoBackends, 20, 1)
+	if tol := pod.Spec.Tolerations; len(tol) != 1 || tol[0] != clientTolerations[0] {
+		t.Errorf("client pod tolerations = %+v, want %+v", tol, clientTolerations)
+	}
+	if !tolerated(&controlPlaneTaint, pod.Spec.Tolerations) {
+		t.Error("the client pod does not tolerate the control plane's taint")
+	}
+	if tolerated(&corev1.Taint{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoExecute}, pod.Spec.Tolerations) {
+		t.Error("the client pod tolerates a NoExecute taint")
+	}
+	if tol := deployment("ns", "busybox:1.35.0", 1).Spec.Template.Spec.Tolerations; len(tol) != 0 {
+		t.Errorf("server pod tolerations = %+v, want none", tol)
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"strings"
 )
 
-// prove derives the proofs from what the run collected. reached says how far
-// the run got: a proof whose evidence an earlier failure prevented is "not
-// reached", never proven and never failed.
+// prove derives the proofs from what the run collected: the servers are
+// judged against the schedulable nodes, DNS and the requests against the
+// client nodes (r.ClientNodes), each of which must have reported. reached
+// says how far the run got: a proof whose evidence an earlier failure
+// prevented is "not reached", never proven and never failed.
 func prove(r *Result, serversReached, clientsReached bool) []Proof {
 	schedulable := names(r.Nodes, true)
 	var proofs []Proof
@@ -40,7 +42,11 @@ func prove(r *Result, serversReached, clientsReached bool) []Proof {
 	return proofs
 }
 
-func dnsProof(r *Result, schedulable []string) (Status, string) {
+// dnsProof: every client node looked the Service up and got its ClusterIP.
+func dnsProof(r *Result, clients []string) (Status, string) {
+	if len(clients) == 0 {
+		return Failed, "no client node"
+	}
 	ok := map[string]bool{}
 	var bad []string
 	for _, d := range r.DNS {
@@ -50,7 +56,7 @@ func dnsProof(r *Result, schedulable []string) (Status, string) {
 			bad = append(bad, fmt.Sprintf("%s: %s", d.From, errOr(d.Error)))
 		}
 	}
-	if missing := without(schedulable, ok); len(missing) > 0 || len(bad) > 0 {
+	if missing := without(clients, ok); len(missing) > 0 || len(bad) > 0 {
 		for _, m := range missing {
 			if !containsPrefix(bad, m+": ") {
 				bad = append(bad, m+": no lookup reported")
@@ -58,11 +64,14 @@ func dnsProof(r *Result, schedulable []string) (Status, string) {
 		}
 		return Failed, strings.Join(bad, "; ")
 	}
-	return Proven, fmt.Sprintf("%s → %s from %s", r.ServiceHost, r.ServiceIP, strings.Join(schedulable, ", "))
+	return Proven, fmt.Sprintf("%s → %s from %s", r.ServiceHost, r.ServiceIP, strings.Join(clients, ", "))
 }
 
-// requestsProof: every schedulable node made perNode requests via via, and all succeeded.
-func requestsProof(r *Result, via Via, schedulable []string, perNode int) (Status, string) {
+// requestsProof: every client node made perNode requests via via, and all succeeded.
+func requestsProof(r *Result, via Via, clients []string, perNode int) (Status, string) {
+	if len(clients) == 0 {
+		return Failed, "no client node"
+	}
 	count := map[string]int{}
 	var bad []string
 	for _, q := range r.Requests {
@@ -75,7 +84,7 @@ func requestsProof(r *Result, via Via, schedulable []string, perNode int) (Statu
 			bad = append(bad, fmt.Sprintf("%s → %s: %s", q.From, q.Target, errOr(q.Error)))
 		}
 	}
-	for _, n := range schedulable {
+	for _, n := range clients {
 		if count[n] < perNode && !containsPrefix(bad, n+" → ") {
 			bad = append(bad, fmt.Sprintf("%s: %d of %d requests reported", n, count[n], perNode))
 		}
@@ -87,17 +96,19 @@ func requestsProof(r *Result, via Via, schedulable []string, perNode int) (Statu
 	for _, c := range count {
 		total += c
 	}
-	return Proven, fmt.Sprintf("%d requests from %d nodes answered", total, len(schedulable))
+	return Proven, fmt.Sprintf("%d requests from %d nodes answered", total, len(clients))
 }
 
 // crossNode decides the cross-node claim: proven by one successful request
-// answered on another node than its client's; not possible with a single
-// schedulable node (there is no other node to reach); failed otherwise,
+// answered on another node than its client's; not possible with clients on
+// fewer than two nodes (a one-node cluster: there is no other node to
+// reach; a control plane with one worker has clients on both, and the
+// control plane's requests reach the worker's server); failed otherwise,
 // naming the cross-node requests that were tried and how they failed.
-func crossNode(requests []Request, schedulable []string) (Status, string) {
-	if len(schedulable) < 2 {
+func crossNode(requests []Request, clients []string) (Status, string) {
+	if len(clients) < 2 {
 		return NotPossible, fmt.Sprintf("not possible: clients on %d node (%s); traffic between nodes was not tested",
-			len(schedulable), orNone(strings.Join(schedulable, ", ")))
+			len(clients), orNone(strings.Join(clients, ", ")))
 	}
 	var proven []string
 	var tried []string

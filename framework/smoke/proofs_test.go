@@ -16,11 +16,63 @@ func TestCrossNodeProvenByOneRequestToAnotherNode(t *testing.T) {
 	}
 }
 
-func TestCrossNodeNotPossibleWithOneSchedulableNode(t *testing.T) {
+func TestCrossNodeNotPossibleWithClientsOnOneNode(t *testing.T) {
 	reqs := []Request{{From: "n1", Via: ViaPodIP, Target: "web-a", ToPod: "web-a", ToNode: "n1", OK: true}}
 	st, detail := crossNode(reqs, []string{"n1"})
-	if st != NotPossible || !strings.Contains(detail, "not possible: 1 schedulable node (n1)") {
+	if st != NotPossible || detail != "not possible: clients on 1 node (n1); traffic between nodes was not tested" {
 		t.Fatalf("got %s %q", st, detail)
+	}
+	if st, detail := crossNode(nil, nil); st != NotPossible || !strings.Contains(detail, "clients on 0 node (none)") {
+		t.Fatalf("no clients: got %s %q", st, detail)
+	}
+}
+
+// capdResult is CAPD's default shape: a control plane tainted NoSchedule and
+// one worker; the server on the worker, clients on both, each reporting
+// every check passed.
+func capdResult() *Result {
+	backends := []Backend{{Pod: "web-md-0", Node: "md-0", IP: "10.244.1.5"}}
+	r := &Result{
+		Nodes:       []Node{{Name: "cp", Excluded: "taint node-role.kubernetes.io/control-plane:NoSchedule"}, {Name: "md-0", Schedulable: true}},
+		ClientNodes: []string{"cp", "md-0"},
+		Backends:    backends,
+		ServiceHost: host, ServiceIP: "10.96.0.42",
+	}
+	for _, node := range r.ClientNodes {
+		rep := parseClientLog(node, scriptLog(node, host, "10.96.0.42", backends), "10.96.0.42", backends)
+		r.DNS = append(r.DNS, *rep.DNS)
+		r.Requests = append(r.Requests, rep.Requests...)
+	}
+	return r
+}
+
+func TestProveACAPDShapedClusterCrossesFromTheControlPlane(t *testing.T) {
+	r := capdResult()
+	r.Proofs = prove(r, true, true)
+	for _, p := range r.Proofs {
+		if p.Status != Proven {
+			t.Errorf("%s: %s (%s)", p.Claim, p.Status, p.Detail)
+		}
+	}
+	if !r.Proven() {
+		t.Errorf("one worker and a control plane must prove everything: %+v", r.Proofs)
+	}
+	want := map[string]string{
+		ClaimServers:   "web-md-0 on md-0",
+		ClaimDNS:       host + " → 10.96.0.42 from cp, md-0",
+		ClaimService:   "2 requests from 2 nodes answered",
+		ClaimPodIPs:    "2 requests from 2 nodes answered",
+		ClaimCrossNode: "cp → web-md-0 on md-0 via service (and 1 more)",
+	}
+	for _, p := range r.Proofs {
+		if p.Detail != want[p.Claim] {
+			t.Errorf("%s: detail %q, want %q", p.Claim, p.Detail, want[p.Claim])
+		}
+	}
+	// Without the control plane's client nothing crosses nodes.
+	r.ClientNodes = []string{"md-0"}
+	if p := prove(r, true, true)[4]; p.Status != NotPossible {
+		t.Errorf("clients on md-0 only: %+v", p)
 	}
 }
 
@@ -60,10 +112,11 @@ func TestProveSaysWhatWasNotReached(t *testing.T) {
 func TestProveFromClientReports(t *testing.T) {
 	r := &Result{
 		Nodes:       []Node{{Name: "cp", Excluded: "taint"}, {Name: "n1", Schedulable: true}, {Name: "n2", Schedulable: true}},
+		ClientNodes: []string{"cp", "n1", "n2"},
 		Backends:    twoBackends,
 		ServiceHost: host, ServiceIP: "10.96.0.42",
 	}
-	for _, node := range []string{"n1", "n2"} {
+	for _, node := range r.ClientNodes {
 		rep := parseClientLog(node, scriptLog(node, host, "10.96.0.42", twoBackends), "10.96.0.42", twoBackends)
 		r.DNS = append(r.DNS, *rep.DNS)
 		r.Requests = append(r.Requests, rep.Requests...)
@@ -74,8 +127,33 @@ func TestProveFromClientReports(t *testing.T) {
 		}
 	}
 	// n2's lookup missing: the DNS claim fails and says for which node.
-	r.DNS = r.DNS[:1]
+	full := *r
+	r.DNS = r.DNS[:2]
 	if p := prove(r, true, true)[1]; p.Status != Failed || p.Detail != "n2: no lookup reported" {
 		t.Errorf("DNS with a node missing: %+v", p)
+	}
+
+	// The control plane's client reported nothing: it is a client node all
+	// the same, so every claim it should have backed fails naming it.
+	r = &full
+	r.DNS, r.Requests = r.DNS[1:], r.Requests[3:]
+	proofs := prove(r, true, true)
+	for i, want := range []string{"cp: no lookup reported", "cp: 0 of 1 requests reported", "cp: 0 of 2 requests reported"} {
+		if p := proofs[1+i]; p.Status != Failed || p.Detail != want {
+			t.Errorf("%s without cp's report: %s %q, want failed %q", p.Claim, p.Status, p.Detail, want)
+		}
+	}
+
+	// No client node at all proves nothing, rather than everything.
+	r = &full
+	r.ClientNodes = nil
+	proofs = prove(r, true, true)
+	for _, p := range proofs[1:4] {
+		if p.Status != Failed || p.Detail != "no client node" {
+			t.Errorf("%s without client nodes: %s %q", p.Claim, p.Status, p.Detail)
+		}
+	}
+	if p := proofs[4]; p.Status != NotPossible {
+		t.Errorf("cross-node without client nodes: %+v", p)
 	}
 }

@@ -10,7 +10,8 @@ type Result struct {
 	Cluster   string
 	Namespace string
 	Image     string
-	// Nodes are all nodes, schedulable or not (with why not).
+	// Nodes are all nodes, schedulable or not (with why not): schedulable
+	// nodes get a server.
 	Nodes []Node
 	// ClientNodes are the nodes a client ran on: every Ready, uncordoned
 	// Linux node, NoSchedule taints tolerated, so that on a cluster with one
@@ -105,8 +106,9 @@ type Status string
 const (
 	Proven Status = "proven"
 	Failed Status = "failed"
-	// NotPossible: the cluster cannot show it (one schedulable node cannot
-	// send traffic to another node). Not a failure, and not a pass either.
+	// NotPossible: the cluster cannot show it (clients on a single node,
+	// e.g. a one-node cluster, cannot send traffic to another node). Not a
+	// failure, and not a pass either.
 	NotPossible Status = "not possible"
 	// NotReached: an earlier step failed.
 	NotReached Status = "not reached"
@@ -122,9 +124,9 @@ type Proof struct {
 // The claims, in the order they are proven.
 const (
 	ClaimServers   = "a server is Ready on every schedulable node"
-	ClaimDNS       = "every schedulable node resolves the Service's name to its ClusterIP"
-	ClaimService   = "the Service answers from every schedulable node"
-	ClaimPodIPs    = "every server answers on its pod IP from every schedulable node"
+	ClaimDNS       = "every client node resolves the Service's name to its ClusterIP"
+	ClaimService   = "the Service answers from every client node"
+	ClaimPodIPs    = "every server answers on its pod IP from every client node"
 	ClaimCrossNode = "pod traffic crosses from one node to another"
 )
 

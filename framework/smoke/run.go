@@ -122,24 +122,27 @@ func (r *runner) waitOptions(what string) wait.Options {
 	return wait.Options{What: what, Timeout: r.in.Timeout, Interval: r.in.Poll, Progress: r.in.Progress, Prefix: r.in.Prefix}
 }
 
+// nodes sorts the nodes: the schedulable ones (no toleration) get a server,
+// the client nodes (NoSchedule tolerated) a client.
 func (r *runner) nodes(ctx context.Context) error {
 	list := corev1.NodeList{}
 	if err := r.in.Cluster.Client.List(ctx, &list); err != nil {
 		return fmt.Errorf("listing nodes: %w", err)
 	}
 	r.res.Nodes = schedulableNodes(list.Items, podTolerations)
-	r.res.ClientNodes = names(schedulableNodes(list.Items, clientTolerations), true)
+	clientNodes := schedulableNodes(list.Items, clientTolerations)
+	r.res.ClientNodes = names(clientNodes, true)
 	schedulable := names(r.res.Nodes, true)
 	r.p.Printf("schedulable nodes: %s (left out: %s); clients on %s", orNone(strings.Join(schedulable, ", ")), leftOut(r.res.Nodes),
 		orNone(strings.Join(r.res.ClientNodes, ", ")))
 	switch {
 	case len(schedulable) == 0:
-		return fmt.Errorf("no schedulable node among %d (%s): the smoke pods need a Ready, uncordoned Linux node "+
+		return fmt.Errorf("no schedulable node among %d (%s): the servers need a Ready, uncordoned Linux node "+
 			"without a NoSchedule or NoExecute taint (a cluster with only a control plane needs a worker, or the taint removed)",
 			len(r.res.Nodes), leftOut(r.res.Nodes))
 	case len(r.res.ClientNodes) < 2 && r.in.RequireCrossNode:
-		return fmt.Errorf("one schedulable node (%s; left out: %s) and RequireCrossNode is set: "+
-			"traffic between nodes needs two; add a worker or unset RequireCrossNode", schedulable[0], leftOut(r.res.Nodes))
+		return fmt.Errorf("clients can run on one node only (%s; left out: %s) and RequireCrossNode is set: "+
+			"traffic between nodes needs two; add a node or unset RequireCrossNode", orNone(strings.Join(r.res.ClientNodes, ", ")), leftOut(clientNodes))
 	}
 	return nil
 }
@@ -180,8 +183,10 @@ func (r *runner) servers(ctx context.Context) error {
 	return nil
 }
 
-// clients runs a client on every client node (ClientNodes) and turns their logs into
-// the result; any failed or unreported check fails the step.
+// clients runs a client on every client node (ClientNodes: every Ready,
+// uncordoned Linux node, a control plane tainted NoSchedule included) and
+// turns their logs into the result; any failed or unreported check fails
+// the step.
 func (r *runner) clients(ctx context.Context) error {
 	budget, attempt := clientBudget(r.in.Timeout, r.in.Poll, len(r.res.Backends))
 	nodeOf := map[string]string{}

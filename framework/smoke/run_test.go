@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	clientgofake "k8s.io/client-go/kubernetes/fake"
@@ -92,8 +94,9 @@ func (k *fakeKubelet) step(ctx context.Context) {
 		if len(pods.Items) > 0 {
 			continue
 		}
-		// The scheduler: one per untainted node, as the anti-affinity says.
-		for i, node := range names(schedulableNodes(k.nodes, nil), true)[:*d.Spec.Replicas] {
+		// The scheduler: one per node that takes the pod (for the servers,
+		// an untainted one), as the anti-affinity says.
+		for i, node := range k.fitting(d.Spec.Template.Spec.Tolerations)[:*d.Spec.Replicas] {
 			p := readyPod("web-"+node, node, fmt.Sprintf("10.244.%d.5", i+1))
 			if k.pullFails[node] {
 				p = pullingPod("web-"+node, node)
@@ -109,7 +112,16 @@ func (k *fakeKubelet) step(ctx context.Context) {
 		if p.Status.Phase != "" {
 			continue
 		}
-		p.Spec.NodeName = p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values[0]
+		node := p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchFields[0].Values[0]
+		if why := k.unfit(node, p.Spec.Tolerations); why != "" {
+			// The scheduler leaves the client Pending, saying why.
+			p.Status.Phase = corev1.PodPending
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+				Reason: corev1.PodReasonUnschedulable, Message: "0/1 nodes are available: " + why}}
+			_ = k.c.Status().Update(ctx, p)
+			continue
+		}
+		p.Spec.NodeName = node
 		if err := k.c.Update(ctx, p); err != nil {
 			continue
 		}
@@ -126,6 +138,55 @@ func (k *fakeKubelet) step(ctx context.Context) {
 		// The fake client, like the API server, keeps status out of Update.
 		_ = k.c.Status().Update(ctx, p)
 	}
+}
+
+// unfit says why the scheduler would not put a pod with tolerations on node
+// ("" if it would): the node is missing, NotReady, cordoned, or has a
+// NoSchedule or NoExecute taint the pod does not tolerate. It is written
+// from the API's rules, not with the package's own node filter, so that the
+// tests catch a client placed where it cannot run.
+func (k *fakeKubelet) unfit(node string, tolerations []corev1.Toleration) string {
+	for i := range k.nodes {
+		n := &k.nodes[i]
+		if n.Name != node {
+			continue
+		}
+		if n.Spec.Unschedulable {
+			return "1 node(s) were unschedulable"
+		}
+		for _, c := range n.Status.Conditions {
+			if c.Type == corev1.NodeReady && c.Status != corev1.ConditionTrue {
+				return "1 node(s) were not ready"
+			}
+		}
+		for j := range n.Spec.Taints {
+			t := &n.Spec.Taints[j]
+			if t.Effect == corev1.TaintEffectPreferNoSchedule {
+				continue
+			}
+			ok := false
+			for l := range tolerations {
+				ok = ok || tolerations[l].ToleratesTaint(logr.Discard(), t, false)
+			}
+			if !ok {
+				return fmt.Sprintf("1 node(s) had untolerated taint {%s}", t.ToString())
+			}
+		}
+		return ""
+	}
+	return "node " + node + " not found"
+}
+
+// fitting are the names of the nodes that take a pod with tolerations, sorted.
+func (k *fakeKubelet) fitting(tolerations []corev1.Toleration) []string {
+	var out []string
+	for i := range k.nodes {
+		if k.unfit(k.nodes[i].Name, tolerations) == "" {
+			out = append(out, k.nodes[i].Name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // runClient makes up what clientScript would print on the pod's node.
@@ -182,15 +243,42 @@ func runFake(t *testing.T, k *fakeKubelet, in Input) (*Result, error) {
 	return res, err
 }
 
+// TestRunProvesACAPDShapedCluster: CAPD's default, a control plane tainted
+// NoSchedule and one worker. The server runs on the worker, a client on
+// each node; the control plane's client reaching the worker's server is
+// the traffic across nodes, so everything is proven (RequireCrossNode too).
 func TestRunProvesACAPDShapedCluster(t *testing.T) {
-	k := &fakeKubelet{nodes: []corev1.Node{readyNode("wl-cp", controlPlaneTaint), readyNode("wl-md-0"), readyNode("wl-md-1")}}
+	k := &fakeKubelet{nodes: []corev1.Node{readyNode("wl-cp", controlPlaneTaint), readyNode("wl-md-0")}}
 	var progress bytes.Buffer
-	res, err := runFake(t, k, Input{Progress: &progress})
+	res, err := runFake(t, k, Input{Progress: &progress, RequireCrossNode: true})
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, res.Markdown())
 	}
-	if !res.Proven() || len(res.Backends) != 2 || len(res.Clients) != 2 || len(res.Requests) != 6 || len(res.DNS) != 2 {
+	if !res.Passed() || !res.Proven() || len(res.Backends) != 1 || len(res.Clients) != 2 || len(res.Requests) != 4 || len(res.DNS) != 2 {
 		t.Fatalf("result: %+v\n%s", res, res.Markdown())
+	}
+	if b := res.Backends[0]; b.Pod != "web-wl-md-0" || b.Node != "wl-md-0" {
+		t.Errorf("server %+v, want web-wl-md-0 on the worker", b)
+	}
+	if got := strings.Join(res.ClientNodes, ","); got != "wl-cp,wl-md-0" {
+		t.Errorf("client nodes = %s, want wl-cp,wl-md-0", got)
+	}
+	for i, want := range []string{"wl-cp", "wl-md-0"} {
+		if c := res.Clients[i]; c.Node != want || c.Phase != string(corev1.PodSucceeded) {
+			t.Errorf("client %d: %+v, want Succeeded on %s", i, c, want)
+		}
+		if d := res.DNS[i]; d.From != want || !d.OK {
+			t.Errorf("DNS %d: %+v, want ok from %s", i, d, want)
+		}
+	}
+	for _, q := range res.Requests {
+		if !q.OK || q.ToNode != "wl-md-0" || q.CrossNode() != (q.From == "wl-cp") {
+			t.Errorf("request %+v: want answered on wl-md-0, across nodes from wl-cp only", q)
+		}
+	}
+	last := res.Proofs[len(res.Proofs)-1]
+	if last.Claim != ClaimCrossNode || last.Status != Proven || last.Detail != "wl-cp → web-wl-md-0 on wl-md-0 via service (and 1 more)" {
+		t.Errorf("cross-node proof %+v", last)
 	}
 	if !strings.HasPrefix(res.Namespace, NamePrefix) || len(res.Namespace) != len(NamePrefix)+5 ||
 		res.ServiceHost != "web."+res.Namespace+".svc.cluster.local" || res.ServiceIP != "10.96.0.42" {
@@ -203,8 +291,47 @@ func TestRunProvesACAPDShapedCluster(t *testing.T) {
 	if got := strings.Join(steps, ","); got != "nodes,namespace,servers,clients,cleanup" {
 		t.Errorf("steps = %s", got)
 	}
-	asserttest.Says(t, "progress", progress.String(), "[smoke] schedulable nodes: wl-md-0, wl-md-1 (left out: wl-cp: taint node-role.kubernetes.io/control-plane:NoSchedule)",
-		"servers Ready: web-wl-md-0 on wl-md-0, web-wl-md-1 on wl-md-1", "client on wl-md-0: DNS ok, 3/3 requests ok", "namespace "+res.Namespace+" deleted")
+	asserttest.Says(t, "progress", progress.String(),
+		"[smoke] schedulable nodes: wl-md-0 (left out: wl-cp: taint node-role.kubernetes.io/control-plane:NoSchedule); clients on wl-cp, wl-md-0",
+		"servers Ready: web-wl-md-0 on wl-md-0", "client on wl-cp: DNS ok, 2/2 requests ok", "client on wl-md-0: DNS ok, 2/2 requests ok",
+		"namespace "+res.Namespace+" deleted")
+	md := res.Markdown()
+	asserttest.Says(t, "markdown", md, "## Smoke test of cluster wl.kubeconfig: PASSED\n", "Clients on: wl-cp, wl-md-0",
+		"| pod traffic crosses from one node to another | ✓ proven | wl-cp → web-wl-md-0 on wl-md-0 via service (and 1 more) |",
+		"| wl-cp | pod IP | http://10.244.1.5:8080/ | web-wl-md-0 on wl-md-0 | yes | ✓ ok |")
+	asserttest.SaysNot(t, "markdown", md, "not possible", "not everything proven")
+}
+
+// TestRunPutsNoClientOnANotReadyOrCordonedNode: a control plane, two
+// workers, one worker cordoned and one NotReady (both with the taint the
+// node controller adds, which the clients tolerate): servers on the two
+// good workers, clients there and on the control plane, none elsewhere.
+func TestRunPutsNoClientOnANotReadyOrCordonedNode(t *testing.T) {
+	cordoned := readyNode("wl-md-2", corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule})
+	cordoned.Spec.Unschedulable = true
+	notReady := readyNode("wl-md-3", corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule})
+	notReady.Status.Conditions[0] = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionUnknown, Reason: "NodeStatusUnknown",
+		Message: "Kubelet stopped posting node status."}
+	k := &fakeKubelet{nodes: []corev1.Node{readyNode("wl-cp", controlPlaneTaint), readyNode("wl-md-0"), readyNode("wl-md-1"), cordoned, notReady}}
+	res, err := runFake(t, k, Input{})
+	if err != nil {
+		t.Fatalf("Run: %v\n%s", err, res.Markdown())
+	}
+	if !res.Proven() || len(res.Backends) != 2 || len(res.Clients) != 3 || len(res.Requests) != 9 || len(res.DNS) != 3 {
+		t.Fatalf("result: %+v\n%s", res, res.Markdown())
+	}
+	if got := strings.Join(res.ClientNodes, ","); got != "wl-cp,wl-md-0,wl-md-1" {
+		t.Errorf("client nodes = %s, want wl-cp,wl-md-0,wl-md-1", got)
+	}
+	var ran []string
+	for _, c := range res.Clients {
+		ran = append(ran, c.Node)
+	}
+	if got := strings.Join(ran, ","); got != "wl-cp,wl-md-0,wl-md-1" {
+		t.Errorf("clients ran on %s", got)
+	}
+	asserttest.Says(t, "markdown", res.Markdown(), "Clients on: wl-cp, wl-md-0, wl-md-1\n", "| wl-md-2 | no | cordoned, taint node.kubernetes.io/unschedulable:NoSchedule |",
+		"| wl-md-3 | no | NotReady (NodeStatusUnknown: Kubelet stopped posting node status.), taint node.kubernetes.io/not-ready:NoSchedule |")
 }
 
 func TestRunCreatesWhatTheBriefAsks(t *testing.T) {
@@ -269,22 +396,71 @@ func TestRunCreatesWhatTheBriefAsks(t *testing.T) {
 	}
 }
 
-func TestRunOneSchedulableNodeSaysCrossNodeWasNotPossible(t *testing.T) {
-	k := &fakeKubelet{nodes: []corev1.Node{readyNode("cp", controlPlaneTaint), readyNode("md-0")}}
+// TestRunSingleNodeClusterSaysCrossNodeWasNotPossible: with one Ready node
+// in all, server and client share it; the run passes, but not everything
+// is proven.
+func TestRunSingleNodeClusterSaysCrossNodeWasNotPossible(t *testing.T) {
+	k := &fakeKubelet{nodes: []corev1.Node{readyNode("solo")}}
 	res, err := runFake(t, k, Input{})
 	if err != nil || !res.Passed() || res.Proven() {
 		t.Fatalf("err=%v passed=%v proven=%v", err, res.Passed(), res.Proven())
+	}
+	if got := strings.Join(res.ClientNodes, ","); got != "solo" || len(res.Clients) != 1 || len(res.Backends) != 1 {
+		t.Fatalf("client nodes %s, clients %+v, servers %+v", got, res.Clients, res.Backends)
+	}
+	for _, p := range res.Proofs[:len(res.Proofs)-1] {
+		if p.Status != Proven {
+			t.Errorf("%s: %s (%s)", p.Claim, p.Status, p.Detail)
+		}
 	}
 	last := res.Proofs[len(res.Proofs)-1]
 	if last.Claim != ClaimCrossNode || last.Status != NotPossible {
 		t.Fatalf("cross-node proof %+v", last)
 	}
-	asserttest.Says(t, "markdown", res.Markdown(), "PASSED, not everything proven", "– not possible", "not possible: 1 schedulable node (md-0)")
+	asserttest.Says(t, "markdown", res.Markdown(), "PASSED, not everything proven", "– not possible",
+		"not possible: clients on 1 node (solo); traffic between nodes was not tested", "Clients on: solo\n")
 
 	_, err = runFake(t, &fakeKubelet{nodes: k.nodes}, Input{RequireCrossNode: true})
 	var se *StepError
-	if !errors.As(err, &se) || se.Step != StepNodes || !strings.Contains(err.Error(), "RequireCrossNode is set") {
+	if !errors.As(err, &se) || se.Step != StepNodes || !strings.Contains(err.Error(), "clients can run on one node only (solo; left out: none) and RequireCrossNode is set") {
 		t.Fatalf("RequireCrossNode with one node: %v", err)
+	}
+}
+
+// TestRunNoClientWhereANoExecuteTaintIs: the clients tolerate NoSchedule
+// only, so a control plane tainted NoExecute as well gets no client, and
+// one worker alone cannot show traffic between nodes.
+func TestRunNoClientWhereANoExecuteTaintIs(t *testing.T) {
+	cp := readyNode("cp", controlPlaneTaint, corev1.Taint{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoExecute})
+	k := &fakeKubelet{nodes: []corev1.Node{cp, readyNode("md-0")}}
+	res, err := runFake(t, k, Input{})
+	if err != nil || !res.Passed() || res.Proven() {
+		t.Fatalf("err=%v passed=%v proven=%v", err, res.Passed(), res.Proven())
+	}
+	if got := strings.Join(res.ClientNodes, ","); got != "md-0" || len(res.Clients) != 1 {
+		t.Fatalf("client nodes %s, clients %+v", got, res.Clients)
+	}
+	asserttest.Says(t, "markdown", res.Markdown(), "not possible: clients on 1 node (md-0)")
+
+	_, err = runFake(t, &fakeKubelet{nodes: k.nodes}, Input{RequireCrossNode: true})
+	if err == nil || !strings.Contains(err.Error(), "clients can run on one node only (md-0; left out: cp: taint node-role.kubernetes.io/control-plane:NoExecute)") {
+		t.Fatalf("RequireCrossNode with a NoExecute control plane: %v", err)
+	}
+}
+
+// TestRunFakeSchedulerKeepsAClientOffATaintedNodeWithoutItsToleration
+// proves the fake kubelet honours tolerations, which the tests above rely
+// on: without clientTolerations the control plane's client stays Pending.
+func TestRunFakeSchedulerKeepsAClientOffATaintedNodeWithoutItsToleration(t *testing.T) {
+	k := &fakeKubelet{nodes: []corev1.Node{readyNode("cp", controlPlaneTaint), readyNode("md-0")}}
+	if why := k.unfit("cp", nil); why != "1 node(s) had untolerated taint {node-role.kubernetes.io/control-plane:NoSchedule}" {
+		t.Errorf("unfit(cp, no tolerations) = %q", why)
+	}
+	if why := k.unfit("cp", clientTolerations); why != "" {
+		t.Errorf("unfit(cp, clientTolerations) = %q", why)
+	}
+	if got := strings.Join(k.fitting(podTolerations), ","); got != "md-0" {
+		t.Errorf("servers fit on %s, want md-0", got)
 	}
 }
 
