@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/conformance"
 	"github.com/tkg-e2e/harness/framework/packages"
 	"github.com/tkg-e2e/harness/framework/placement"
 	"github.com/tkg-e2e/harness/suites"
@@ -87,7 +88,7 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	// The placement matrix and the package list are read by stages that run
+	// The placement matrix, the package list and the kubetest config are read by stages that run
 	// an hour into a vSphere run: a mistake in them is found now.
 	var bad []string
 	if _, err := placement.Load(cfg.Placement.Matrix); err != nil {
@@ -95,6 +96,11 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	}
 	if _, err := packages.Load(cfg.Packages.Expected); err != nil {
 		bad = append(bad, fmt.Sprintf("packages.expected %s: %v", cfg.Packages.Expected, err))
+	}
+	if f := cfg.Conformance.KubetestConfig; f != "" {
+		if _, err := conformance.ReadSelection(f); err != nil {
+			bad = append(bad, fmt.Sprintf("conformance.kubetestConfig %s: %v", f, err))
+		}
 	}
 	if len(bad) > 0 {
 		fmt.Fprintf(stderr, "invalid harness config: %d problem(s) in the files it names (nothing was started)\n  %s\n", len(bad), strings.Join(bad, "\n  "))

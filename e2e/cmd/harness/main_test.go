@@ -20,6 +20,7 @@ func TestValidateReportsEveryProblemAndExits2(t *testing.T) {
 	text = strings.NewReplacer(
 		`default/settle-after: ["20s", "2s"]`, `default/settle-after: ["20", "2s"]`,
 		"matrix: placement/local.yaml", "matrix: missing.yaml",
+		"kubetestConfig: conformance/", "kubetestConfig: "+abs(t, "../../../config/conformance")+"/",
 	).Replace(text)
 	os.MkdirAll(filepath.Join(dir, "packages"), 0o755)
 	os.WriteFile(filepath.Join(dir, "packages", "local.yaml"), []byte("x: 1\n"), 0o644)
@@ -88,7 +89,8 @@ func TestValidateReadsTheMatrixAndThePackageList(t *testing.T) {
 			text := strings.Replace(string(base), tc.key, field+": "+filepath.Join(dir, tc.file), 1)
 			// The other file stays the shipped one.
 			text = strings.NewReplacer("matrix: placement/local.yaml", "matrix: "+abs(t, "../../../config/placement/local.yaml"),
-				"expected: packages/local.yaml", "expected: "+abs(t, "../../../config/packages/local.yaml")).Replace(text)
+				"expected: packages/local.yaml", "expected: "+abs(t, "../../../config/packages/local.yaml"),
+				"kubetestConfig: conformance/", "kubetestConfig: "+abs(t, "../../../config/conformance")+"/").Replace(text)
 			p := filepath.Join(dir, "profile.yaml")
 			if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
 				t.Fatal(err)
