@@ -125,9 +125,10 @@ WORKLOAD_KUBECONFIG         ?=##               make verify: kubeconfig of a work
 WINDOWS_WORKLOAD_KUBECONFIG ?=##               make verify: kubeconfig of a Windows workload cluster
 
 .PHONY: verify
-verify: $(GINKGO) $(HARNESS) ## Run placement and packages against existing clusters (MANAGEMENT_KUBECONFIG, WORKLOAD_KUBECONFIG, ...)
+verify: $(GINKGO) $(HARNESS) ## Run health, placement and packages against existing clusters (MANAGEMENT_KUBECONFIG, WORKLOAD_KUBECONFIG, ...)
 	$(SELECT); $(GINKGO) -v --no-color --fail-on-empty "$${sel[@]}" ./e2e/verify -- \
-	  -e2e.config=$(abspath $(CONFIG)) $(if $(ARTIFACTS),-e2e.artifacts-folder=$(abspath $(ARTIFACTS))) \
+	  -e2e.config=$(abspath $(CONFIG)) $(if $(CONFIG_OVERRIDES),-e2e.config-overrides='$(CONFIG_OVERRIDES)') \
+	  $(if $(ARTIFACTS),-e2e.artifacts-folder=$(abspath $(ARTIFACTS))) \
 	  $(if $(MANAGEMENT_KUBECONFIG),-e2e.management-kubeconfig=$(abspath $(MANAGEMENT_KUBECONFIG))) \
 	  $(if $(WORKLOAD_KUBECONFIG),-e2e.workload-kubeconfig=$(abspath $(WORKLOAD_KUBECONFIG))) \
 	  $(if $(WINDOWS_WORKLOAD_KUBECONFIG),-e2e.windows-workload-kubeconfig=$(abspath $(WINDOWS_WORKLOAD_KUBECONFIG)))

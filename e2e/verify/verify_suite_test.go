@@ -1,4 +1,4 @@
-// Package verify runs the assertion stages (placement, packages) against
+// Package verify runs the assertion stages (health, placement, packages) against
 // clusters built by anything else: `make verify MANAGEMENT_KUBECONFIG=...
 // WORKLOAD_KUBECONFIG=... [WINDOWS_WORKLOAD_KUBECONFIG=...]`.
 package verify
@@ -8,6 +8,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 
 var (
 	configPath     = flag.String("e2e.config", "../../config/local.yaml", "harness profile (its placement matrix, package list and intervals are used)")
+	configOverride = flag.String("e2e.config-overrides", "", "comma-separated override files merged over the profile")
 	artifactFolder = flag.String("e2e.artifacts-folder", "", "where reports go (default ../../artifacts/verify-<time>)")
 	mgmtKubeconfig = flag.String("e2e.management-kubeconfig", "", "kubeconfig of the management cluster")
 	wlKubeconfig   = flag.String("e2e.workload-kubeconfig", "", "kubeconfig of the workload cluster")
@@ -40,7 +42,11 @@ var _ = BeforeSuite(func() {
 		folder = filepath.Join("..", "..", "artifacts", "verify-"+time.Now().UTC().Format("20060102-150405"))
 	}
 	var err error
-	env, err = suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: *configPath, ArtifactFolder: folder,
+	var overrides []string
+	if *configOverride != "" {
+		overrides = strings.Split(*configOverride, ",")
+	}
+	env, err = suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: *configPath, Overrides: overrides, ArtifactFolder: folder,
 		External: true, Out: GinkgoWriter})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(suites.ProtectSecrets(env)).To(Succeed())
@@ -73,7 +79,7 @@ var _ = ReportAfterSuite("verify report", func(ctx SpecContext, report Report) {
 // The check stages of the lifecycle registry, without their prerequisites:
 // the clusters come from elsewhere.
 var _ = Describe("Conformance checks", func() {
-	for _, name := range []string{"placement", "packages"} {
+	for _, name := range []string{"health", "placement", "packages"} {
 		s, _ := suites.Lifecycle.Stage(name)
 		Context(s.Name, Label(s.Name), func() {
 			s.Spec(context.Background(), func() *suites.Env { return env })
