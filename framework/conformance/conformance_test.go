@@ -3,6 +3,7 @@ package conformance
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -115,5 +116,56 @@ func TestInputValidationNamesEveryMissingField(t *testing.T) {
 		if !strings.Contains(err.Error(), s) {
 			t.Errorf("validation error lacks %q: %v", s, err)
 		}
+	}
+}
+
+// The shipped local subset: Ginkgo matches ginkgo.focus against
+// "<suite description> <spec text>", so the regex must select exactly the
+// tests local-subset.txt lists, and none of the other conformance tests of
+// v1.33 (images-v1.33.tsv lists every non-serial one).
+func TestLocalSubsetSelectsExactlyItsList(t *testing.T) {
+	sel, err := ReadSelection("../../config/conformance/local-subset.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	focus := regexp.MustCompile(sel.Focus)
+	skip := regexp.MustCompile(sel.Skip)
+	selected := func(name string) bool {
+		text := "Kubernetes e2e suite " + name
+		return focus.MatchString(text) && !skip.MatchString(text)
+	}
+	read := func(path string, field int) []string {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for i, line := range strings.Split(string(data), "\n") {
+			if line == "" || (field > 0 && i == 0) {
+				continue
+			}
+			out = append(out, strings.Split(line, "\t")[0])
+		}
+		return out
+	}
+	want := map[string]bool{}
+	for _, n := range read("../../config/conformance/local-subset.txt", 0) {
+		want[n] = true
+		if !selected(n) {
+			t.Errorf("local-subset.txt lists %q but the focus does not select it", n)
+		}
+	}
+	all := read("../../config/conformance/images-v1.33.tsv", 1)
+	n := 0
+	for _, name := range all {
+		if selected(name) {
+			n++
+			if !want[name] {
+				t.Errorf("the focus also selects %q, which local-subset.txt does not list", name)
+			}
+		}
+	}
+	if n != len(want) || len(all) < 300 {
+		t.Errorf("the focus selects %d of %d conformance tests, local-subset.txt lists %d", n, len(all), len(want))
 	}
 }
