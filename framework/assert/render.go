@@ -142,3 +142,18 @@ func HTMLPage(check string, targets []Target, reports []Report) (string, error) 
 	}
 	return b.String(), nil
 }
+
+// JoinMarkdown renders a check's per-cluster reports one after the other:
+// the Render of a check whose reports render themselves and whose HTML page
+// is the engine's generic rows page.
+func JoinMarkdown(check string, reports []Report) (string, string, error) {
+	parts := make([]string, 0, len(reports))
+	for _, r := range reports {
+		m, ok := r.(interface{ Markdown() string })
+		if !ok {
+			return "", "", fmt.Errorf("%s: cannot render a %T", check, r)
+		}
+		parts = append(parts, m.Markdown())
+	}
+	return strings.Join(parts, "\n\n"), "", nil
+}

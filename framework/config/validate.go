@@ -119,15 +119,7 @@ func (c *Config) validate(idx nodeIndex) Problems {
 	}
 	probs = append(probs, c.validateIntervals(idx)...)
 
-	for i, img := range c.Images {
-		key := fmt.Sprintf("images[%d]", i)
-		if img.Name == "" {
-			add(key+".name", "image name is empty", "give the full image reference, e.g. registry.k8s.io/cluster-api/cluster-api-controller:v1.14.0")
-		}
-		if img.LoadBehavior != "mustLoad" && img.LoadBehavior != "tryLoad" {
-			add(key+".loadBehavior", fmt.Sprintf("unknown loadBehavior %q", img.LoadBehavior), "use mustLoad or tryLoad")
-		}
-	}
+	validateImages(add, "images", c.Images, "registry.k8s.io/cluster-api/cluster-api-controller:v1.14.0")
 
 	probs = append(probs, c.validateClusterctl(add)...)
 	probs = append(probs, c.validateVSphere(add)...)
@@ -406,15 +398,7 @@ func (c *Config) validateConformance(add func(key, msg, fix string)) {
 	if isURL(cf.KubetestConfig) {
 		add("conformance.kubetestConfig", "must be a file (kubetest reads it from disk)", "point at a file, e.g. conformance/local-subset.yaml")
 	}
-	for i, img := range cf.Images {
-		key := fmt.Sprintf("conformance.images[%d]", i)
-		if img.Name == "" {
-			add(key+".name", "image name is empty", "give the full image reference, e.g. registry.k8s.io/e2e-test-images/agnhost:2.53")
-		}
-		if img.LoadBehavior != "mustLoad" && img.LoadBehavior != "tryLoad" {
-			add(key+".loadBehavior", fmt.Sprintf("unknown loadBehavior %q", img.LoadBehavior), "use mustLoad or tryLoad")
-		}
-	}
+	validateImages(add, "conformance.images", cf.Images, "registry.k8s.io/e2e-test-images/agnhost:2.53")
 	if cf.GinkgoNodes < 0 {
 		add("conformance.ginkgoNodes", fmt.Sprintf("%d is negative", cf.GinkgoNodes), "use 1 (the default) or more to run tests in parallel")
 	}
@@ -431,4 +415,16 @@ func (c *Config) ConformanceImage() string {
 		v = v[:i] // registry.k8s.io/conformance tags have no build metadata
 	}
 	return "registry.k8s.io/conformance:" + v
+}
+
+func validateImages(add func(key, msg, fix string), key string, images []Image, example string) {
+	for i, img := range images {
+		at := fmt.Sprintf("%s[%d]", key, i)
+		if img.Name == "" {
+			add(at+".name", "image name is empty", "give the full image reference, e.g. "+example)
+		}
+		if img.LoadBehavior != "mustLoad" && img.LoadBehavior != "tryLoad" {
+			add(at+".loadBehavior", fmt.Sprintf("unknown loadBehavior %q", img.LoadBehavior), "use mustLoad or tryLoad")
+		}
+	}
 }

@@ -62,18 +62,7 @@ func (c *Check) Plan(t assert.Target, opts assert.Options) (assert.Probe, error)
 
 // Render joins the per-cluster reports; the HTML page is the engine's rows page.
 func (c *Check) Render(reports []assert.Report) (string, string, error) {
-	md := ""
-	for i, r := range reports {
-		rep, ok := r.(*Report)
-		if !ok {
-			return "", "", fmt.Errorf("health: cannot render a %T", r)
-		}
-		if i > 0 {
-			md += "\n\n"
-		}
-		md += rep.Markdown()
-	}
-	return md, "", nil
+	return assert.JoinMarkdown("health", reports)
 }
 
 type probe struct {
