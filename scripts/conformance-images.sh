@@ -7,7 +7,7 @@
 #   registry.k8s.io/e2e-test-images/agnhost:<tag>      test/images/agnhost, the
 #       tag the e2e.test of that version asks for (test/utils/image/manifest.go)
 # Like the kit, every output carries a key of its inputs (source version, Go
-# version, this script): a warm run checks labels and returns in a second; a
+# version, kubectl, a recipe number): a warm run checks labels and returns in a second; a
 # cold one compiles e2e.test (~10 min on 2 cores) and imports the images.
 # On a machine with registry access none of this is needed: the stage pulls.
 #
@@ -38,7 +38,10 @@ agnhost_image=registry.k8s.io/e2e-test-images/agnhost:$agnhost_tag
 kubectl=${KUBECTL_BIN:-$(command -v kubectl || true)}
 [ -x "$kubectl" ] || die "kubectl not found (the kit's env.sh sets KUBECTL_BIN)"
 
-key=$(printf '%s|%s|%s|%s' "$ver" "$(go env GOVERSION)" "$(sha256sum "$0" | cut -c1-16)" "$(sha256sum "$kubectl" | cut -c1-16)" | sha256sum | cut -c1-24)
+# Keys of the inputs, kit-style: bump bin<N> when the build of the binaries
+# changes, img<N> when the layout of the images does.
+bin_key=$(printf '%s|%s|bin1' "$ver" "$(go env GOVERSION)" | sha256sum | cut -c1-24)
+key=$(printf '%s|%s|%s|img1' "$bin_key" "$(sha256sum "$kubectl" | cut -c1-16)" "$agnhost_tag" | sha256sum | cut -c1-24)
 label() { docker image inspect -f '{{index .Config.Labels "tkg-e2e.key"}}' "$1" 2>/dev/null || true; }
 if [ "$(label "$conformance_image")" = "$key" ] && [ "$(label "$agnhost_image")" = "$key" ]; then
   log "up to date: $conformance_image, $agnhost_image"
@@ -46,7 +49,7 @@ if [ "$(label "$conformance_image")" = "$key" ] && [ "$(label "$agnhost_image")"
 fi
 
 mkdir -p "$cache"
-if [ "$(cat "$cache/key" 2>/dev/null)" != "$key" ] || [ ! -x "$cache/e2e.test" ] || [ ! -x "$cache/ginkgo" ] || [ ! -x "$cache/agnhost" ]; then
+if [ "$(cat "$cache/key" 2>/dev/null)" != "$bin_key" ] || [ ! -x "$cache/e2e.test" ] || [ ! -x "$cache/ginkgo" ] || [ ! -x "$cache/agnhost" ]; then
   log "building e2e.test, ginkgo and agnhost from $src (cold: ~10 min on 2 cores)"
   rm -f "$cache/key"
   ld="-s -w"
@@ -57,7 +60,7 @@ if [ "$(cat "$cache/key" 2>/dev/null)" != "$key" ] || [ ! -x "$cache/e2e.test" ]
   (cd "$src" && CGO_ENABLED=0 go test -c -trimpath -ldflags "$ld" -o "$cache/e2e.test" ./test/e2e)
   (cd "$src" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$cache/ginkgo" github.com/onsi/ginkgo/v2/ginkgo)
   (cd "$src" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$cache/agnhost" ./test/images/agnhost)
-  echo "$key" >"$cache/key"
+  echo "$bin_key" >"$cache/key"
 fi
 
 rootfs() { # DIR: busybox with every applet, /tmp, passwd/group
