@@ -73,8 +73,8 @@ func (o Options) withDefaults(c Check) Options {
 	return o
 }
 
-// Check is one kind of assertion over clusters: placement and packages are
-// the two. Keeping it small is the point: a new kind of check is a file that
+// Check is one kind of assertion over clusters: placement, packages and
+// health are the three. Keeping it small is the point: a new kind of check is a file that
 // loads its input and implements these methods; the loop, the waiting, the
 // failure message and the artifacts come from Run.
 type Check interface {

@@ -1,7 +1,8 @@
 // Package assert is the one engine behind the harness's assertions about
-// live clusters: the placement matrix (framework/placement) and the expected
-// PackageInstalls (framework/packages) are two implementations of its Check
-// interface, and everything they used to do twice lives here once.
+// live clusters: the placement matrix (framework/placement), the expected
+// PackageInstalls (framework/packages) and cluster health (framework/health)
+// implement its Check interface, and everything they would each do lives
+// here once.
 //
 // Why one engine: both checks read a declarative file per profile, validate
 // it against the same cluster roles, poll every cluster of the run until it
