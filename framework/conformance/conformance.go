@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
@@ -180,7 +181,7 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 			res.JUnit = append(res.JUnit, rel)
 		}
 	}
-	res.Tests, err = classify(all, sel, in.ConfigFile, in.NotSelected)
+	res.Tests, err = classify(all, in.ConfigFile, in.NotSelected)
 	if err != nil {
 		runErr = errors.Join(runErr, err)
 	}
@@ -200,7 +201,7 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 // classify keeps the conformance tests and says why each skipped one did not
 // run. A failure outside any test (the suite's BeforeSuite) is an error: it
 // makes every test skipped, and skipped is never passed.
-func classify(all []Test, sel Selection, config, notSelected string) ([]Test, error) {
+func classify(all []Test, config, notSelected string) ([]Test, error) {
 	var out []Test
 	var errs []error
 	for _, t := range all {
@@ -238,10 +239,9 @@ func skipReason(t Test, config, notSelected string) string {
 // ImagePresent reports, as an error that says how to get it, an image that
 // is not on this Docker host.
 func ImagePresent(ctx context.Context, image string) error {
-	out, err := exec.CommandContext(ctx, "docker", "image", "inspect", "-f", "{{.Id}}", image).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("image %s is not on this Docker host (%s): build it with scripts/conformance-images.sh (make testbed does), or set conformance.pull: true (CONFORMANCE_PULL=true) on a machine with registry access",
-			image, strings.TrimSpace(string(out)))
+	if err := node.ImagePresent(ctx, image); err != nil {
+		return fmt.Errorf("%w; the conformance images come from scripts/conformance-images.sh (make testbed runs it), "+
+			"or set conformance.pull: true (CONFORMANCE_PULL=true) on a machine with registry access", err)
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ func TestParseJUnitKeepsEveryConformanceTestWithItsSkipReason(t *testing.T) {
 	if len(all) != 7 {
 		t.Fatalf("parsed %d test cases, want 7", len(all))
 	}
-	tests, err := classify(all, Selection{Focus: `\[Conformance\]`}, "/x/local-subset.yaml", "needs images not built here")
+	tests, err := classify(all, "/x/local-subset.yaml", "needs images not built here")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestNothingRunIsAFailureNotAPass(t *testing.T) {
 
 func TestSuiteLevelFailureIsAnError(t *testing.T) {
 	all := []Test{{Name: "[SynchronizedBeforeSuite]", Status: Failed, Message: "nodes not ready"}, {Name: "x [Conformance]", Status: Skipped, Message: "skipped"}}
-	_, err := classify(all, Selection{}, "c.yaml", "")
+	_, err := classify(all, "c.yaml", "")
 	if err == nil || !strings.Contains(err.Error(), "[SynchronizedBeforeSuite] failed: nodes not ready") {
 		t.Fatalf("err = %v", err)
 	}

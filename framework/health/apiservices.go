@@ -8,15 +8,15 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tkg-e2e/harness/framework/assert"
+	"github.com/tkg-e2e/harness/framework/kube"
 )
 
-// APIServiceListGVK is read as unstructured: kube.Scheme has no
-// apiregistration types, and the check needs four fields of them.
-var APIServiceListGVK = schema.GroupVersionKind{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIServiceList"}
+// APIServiceListGVK lists kube.APIServiceGVK as unstructured: the check
+// needs four fields of them.
+var APIServiceListGVK = kube.APIServiceGVK.GroupVersion().WithKind("APIServiceList")
 
 // apiService holds what the check reads of an APIService.
 type apiService struct {

@@ -24,7 +24,9 @@ type APIServiceInput struct {
 	Prefix   string
 }
 
-var apiServiceGVK = schema.GroupVersionKind{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"}
+// APIServiceGVK is read as unstructured: kube.Scheme has no apiregistration
+// types (kube-aggregator's module trails the other k8s.io modules).
+var APIServiceGVK = schema.GroupVersionKind{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"}
 
 // WaitAPIServiceAvailable waits for an aggregated APIService to report
 // Available; the state carries its condition reason and message (e.g.
@@ -38,7 +40,7 @@ func WaitAPIServiceAvailable(ctx context.Context, in APIServiceInput) error {
 		Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix},
 		func(ctx context.Context) (bool, string, error) {
 			u := &unstructured.Unstructured{}
-			u.SetGroupVersionKind(apiServiceGVK)
+			u.SetGroupVersionKind(APIServiceGVK)
 			if err := in.Cluster.Client.Get(ctx, client.ObjectKey{Name: in.Name}, u); err != nil {
 				return false, "", err
 			}
