@@ -137,6 +137,9 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 	if err := os.MkdirAll(in.WorkDir, 0o700); err != nil {
 		return nil, err
 	}
+	if err := clearPrevious(in.WorkDir); err != nil {
+		return nil, err
+	}
 	res := &Result{Cluster: in.ClusterName, Image: in.Image, Config: in.ConfigFile, Focus: sel.Focus, Skip: sel.Skip}
 	start := time.Now()
 	runCtx, cancel := context.WithTimeout(ctx, in.Timeout)
@@ -196,6 +199,19 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// clearPrevious removes the JUnit files an earlier run left in workDir (a
+// resumed run runs the stage again in the same run folder): a run that
+// writes none must not be reported with the last one's results.
+func clearPrevious(workDir string) error {
+	old, _ := filepath.Glob(filepath.Join(workDir, "junit*.xml"))
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			return fmt.Errorf("removing the JUnit file of an earlier conformance run: %w", err)
+		}
+	}
+	return nil
 }
 
 // classify keeps the conformance tests and says why each skipped one did not

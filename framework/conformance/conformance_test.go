@@ -169,3 +169,22 @@ func TestLocalSubsetSelectsExactlyItsList(t *testing.T) {
 		t.Errorf("the focus selects %d of %d conformance tests, local-subset.txt lists %d", n, len(all), len(want))
 	}
 }
+
+// A resumed run runs the stage again in the same folder: the JUnit of the
+// earlier run must be gone before kubetest runs, so that a run that writes
+// none is reported as such and not with the old results.
+func TestClearPreviousRemovesOnlyOldJUnit(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"junit.kubetest.wl.01.xml", "junit_other.xml", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := clearPrevious(dir); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(left) != 1 || filepath.Base(left[0]) != "notes.txt" {
+		t.Fatalf("left %v, want only notes.txt", left)
+	}
+}
