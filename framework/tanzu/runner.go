@@ -155,8 +155,7 @@ func Run(ctx context.Context, in RunInput) (*Result, error) {
 	cls := newClassifier()
 	readDone := make(chan error, 1)
 	go func() {
-		readDone <- readLines(pr, func(raw string) error {
-			at := time.Now()
+		readDone <- readLines(pr, func(at time.Time, raw string) error {
 			if _, err := io.WriteString(transcript, raw+"\n"); err != nil {
 				return fmt.Errorf("tanzu: writing transcript %s: %w", in.Transcript, err)
 			}
@@ -256,25 +255,45 @@ func exitStatus(ps *os.ProcessState) (int, string) {
 	return ps.ExitCode(), ""
 }
 
-// readLines calls fn for each line of r, without its line ending. Lines are
-// not length-limited: the CLI prints whole YAML documents on one line at
-// -v 9, and a cut line could split a secret.
-func readLines(r io.Reader, fn func(string) error) error {
-	br := bufio.NewReaderSize(r, 64<<10)
-	var sticky error
-	for {
-		s, err := br.ReadString('\n')
-		if s != "" && sticky == nil {
-			sticky = fn(strings.TrimRight(s, "\r\n"))
+// readLines calls fn for each line of r, without its line ending, with the
+// time it was read. Reading runs apart from fn, so that a slow fn
+// (redaction, a hook) does not delay the stamps of the lines queued behind
+// it: a phase's timing is when the CLI printed its marker, within the
+// pipe's latency. Lines are not length-limited: the CLI prints whole YAML
+// documents on one line at -v 9, and a cut line could split a secret.
+func readLines(r io.Reader, fn func(at time.Time, line string) error) error {
+	type stamped struct {
+		at   time.Time
+		line string
+	}
+	lines := make(chan stamped, 4096)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(lines)
+		br := bufio.NewReaderSize(r, 64<<10)
+		for {
+			s, err := br.ReadString('\n')
+			if s != "" {
+				lines <- stamped{time.Now(), strings.TrimRight(s, "\r\n")}
+			}
+			if err != nil {
+				// Closed: Run stopped waiting for a writer that left the group.
+				if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
+					err = nil
+				}
+				readErr <- err
+				return
+			}
 		}
-		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) {
-				return sticky
-			}
-			if sticky == nil {
-				sticky = err
-			}
-			return sticky
+	}()
+	var sticky error
+	for l := range lines {
+		if sticky == nil {
+			sticky = fn(l.at, l.line)
 		}
 	}
+	if err := <-readErr; sticky == nil {
+		sticky = err
+	}
+	return sticky
 }
