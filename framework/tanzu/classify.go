@@ -248,6 +248,7 @@ func (c *classifier) classify(e Ending) *Failure {
 	case e.Interrupted || e.Signal == "interrupt":
 		f.Kind = KindInterrupted
 		f.Quoted = merge(c.tail)
+		f.Pending = append(c.stillPending(c.providers), c.stillPending(c.packages)...)
 	case len(c.matches[KindProviderTimeout]) > 0:
 		f.Kind = KindProviderTimeout
 		f.Pending = c.stillPending(c.providers)

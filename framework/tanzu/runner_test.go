@@ -332,3 +332,25 @@ func TestRunRejectsBadInput(t *testing.T) {
 	}
 	asserttest.Says(t, "error", err.Error(), "TANZU_CLI", "Args are required", "Transcript is required", "Redactor is required", "Timeout and KillGrace must be > 0")
 }
+
+// The scenario is per command (RunInput.Env): here the management cluster
+// is taken as made, and the workload's vsphere-csi add-on fails.
+func TestRunWorkloadPackageReconcileFailure(t *testing.T) {
+	f := newFixture(t)
+	in := f.input("pkg-reconcile-fail", 1000, ClusterCreateArgs(f.config("tkg-vc-antrea").Path, 9))
+	res, err := Run(runCtx(t), in)
+	if err == nil || res.Failure == nil {
+		t.Fatalf("want a failure, got %v", err)
+	}
+	fail := res.Failure
+	if fail.Kind != KindPackageReconcile || fail.Phase != PhaseWorkloadPackages || res.ClusterName != "tkg-vc-antrea" {
+		t.Errorf("kind %q phase %q cluster %q", fail.Kind, fail.Phase, res.ClusterName)
+	}
+	if want := []string{"PackageInstall tkg-vc-antrea-vsphere-csi"}; !slices.Equal(fail.Pending, want) {
+		t.Errorf("pending %v, want %v (kapp-controller, antrea and cpi reconciled)", fail.Pending, want)
+	}
+	if !strings.HasPrefix(fail.UsefulErrorMessage, "kapp: Error: waiting on reconcile daemonset/vsphere-csi-node") {
+		t.Errorf("usefulErrorMessage %q", fail.UsefulErrorMessage)
+	}
+	asserttest.Says(t, "error", err.Error(), "tanzu cluster create", "package reconcile failure", "still waiting for PackageInstall tkg-vc-antrea-vsphere-csi")
+}

@@ -102,6 +102,15 @@ echo = ['#!child'] + mc_validate[:mc_validate.index('Setting config variable "VS
 ]
 wc = L(1393, 1515)
 
+# the workload's vsphere-csi PackageInstall fails
+wc_pkg_fail = wc[:wc.index("[2023-01-10T20:14:47.043Z] waiting for '{{CLUSTER_NAME}}-vsphere-csi' Package to be installed, retrying") + 1] + [
+    "[2023-01-10T20:19:47.043Z] waiting for '{{CLUSTER_NAME}}-vsphere-csi' Package to be installed, retrying",
+    '#!stream stderr',
+    "[2023-01-10T20:24:47.043Z] resource reconciliation failed: ReconcileFailed. usefulErrorMessage: 'kapp: Error: waiting on reconcile daemonset/vsphere-csi-node (apps/v1) namespace: vmware-system-csi: Finished unsuccessfully (Deployment is not progressing: ProgressDeadlineExceeded)'",
+    "Error: waiting for addons core packages: package reconciliation failed: '{{CLUSTER_NAME}}-vsphere-csi': ReconcileFailed",
+    '#!exit 1',
+]
+
 version = ['version: v0.28.0-dev', 'buildDate: 2023-01-09', 'sha: d293a0881-dirty']
 cluster_delete = ["Workload cluster '{{CLUSTER_NAME}}' is being deleted"]
 mc_delete = ['Verifying management cluster...', 'Setting up cleanup cluster...', '#!sleep 30', 'Installing providers to cleanup cluster...',
@@ -117,6 +126,7 @@ files = {
   'management-cluster-create-hang': hang,
   'management-cluster-create-echo-password': echo,
   'cluster-create-clean': wc,
+  'cluster-create-pkg-reconcile-fail': wc_pkg_fail,
   'version-clean': version,
   'cluster-delete-clean': cluster_delete,
   'management-cluster-delete-clean': mc_delete,
