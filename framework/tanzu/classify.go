@@ -161,6 +161,7 @@ type classifier struct {
 const (
 	tailLines   = 12
 	keepMatches = 6
+	maxQuoted   = 1000
 )
 
 type numbered struct {
@@ -187,6 +188,10 @@ func (c *classifier) line(line string) {
 		return
 	}
 	c.n++
+	// At -v 9 one line can be a whole YAML document; a quote needs its start.
+	if len(line) > maxQuoted {
+		line = line[:maxQuoted] + "…"
+	}
 	nl := numbered{c.n, line}
 	c.tail = keepLast(c.tail, nl, tailLines)
 	if m := providerWaitRE.FindStringSubmatch(msg); m != nil {

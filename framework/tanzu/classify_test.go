@@ -59,3 +59,11 @@ func TestMarkdownFenceOutgrowsBackticks(t *testing.T) {
 	md := f.Markdown()
 	asserttest.Says(t, "markdown", md, "````\nError: a ``` in the output\n````", "`tanzu 'x'`")
 }
+
+func TestClassifyCutsLongLines(t *testing.T) {
+	long := "Error: " + strings.Repeat("x", 5000)
+	f := classifyLines(Ending{Command: "tanzu cluster create", ExitCode: 1}, long)
+	if len(f.Quoted) != 1 || len(f.Quoted[0]) > maxQuoted+len("…") || !strings.HasPrefix(f.Quoted[0], "Error: xxx") {
+		t.Errorf("quoted %d lines, first %d bytes", len(f.Quoted), len(f.Quoted[0]))
+	}
+}

@@ -155,9 +155,13 @@ func Run(ctx context.Context, in RunInput) (*Result, error) {
 	cls := newClassifier()
 	readDone := make(chan error, 1)
 	go func() {
-		readDone <- readLines(pr, func(at time.Time, raw string) error {
-			if _, err := io.WriteString(transcript, raw+"\n"); err != nil {
-				return fmt.Errorf("tanzu: writing transcript %s: %w", in.Transcript, err)
+		// A transcript that cannot be written (disk full) is reported, but
+		// the parsing, the hooks and the classification go on: the stage
+		// still needs its clusters and its verdict.
+		var writeErr error
+		readErr := readLines(pr, func(at time.Time, raw string) error {
+			if _, err := io.WriteString(transcript, raw+"\n"); err != nil && writeErr == nil {
+				writeErr = fmt.Errorf("tanzu: writing transcript %s: %w", in.Transcript, err)
 			}
 			line := red.String(raw)
 			parser.Line(at, line)
@@ -167,6 +171,7 @@ func Run(ctx context.Context, in RunInput) (*Result, error) {
 			}
 			return nil
 		})
+		readDone <- errors.Join(writeErr, readErr)
 	}()
 
 	exited := make(chan struct{})
