@@ -168,6 +168,12 @@ func TestRunManagementAndWorkloadClean(t *testing.T) {
 			t.Errorf("%s: exit %v, %v", strings.Join(args, " "), dres, err)
 		}
 	}
+	if _, err := os.Stat(res.ManagementKubeconfig); !os.IsNotExist(err) {
+		t.Errorf("management-cluster delete left %s: %v", res.ManagementKubeconfig, err)
+	}
+	if _, err := os.Stat(res.BootstrapKubeconfig); !os.IsNotExist(err) {
+		t.Errorf("the bootstrap kubeconfig %s outlived the kind cluster the CLI deleted: %v", res.BootstrapKubeconfig, err)
+	}
 	asserttest.Says(t, "management-cluster delete transcript", f.transcript(RunInput{Transcript: filepath.Join(f.artifacts, "tanzu", "management-cluster---yes.log")}),
 		"Management cluster 'tkg-mgmt-vc' deleted.")
 }

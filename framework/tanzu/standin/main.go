@@ -231,6 +231,13 @@ func (s *standin) run(args []string) int {
 			}
 		case "management-cluster-delete":
 			_ = os.Remove(filepath.Join(s.home, stateFile))
+			// The CLI drops the cluster's context from ~/.kube/config; the
+			// stand-in wrote the whole file, so it removes it (only if it
+			// is still what it wrote), and a later create in the same HOME
+			// works.
+			if err := removeManagementKubeconfig(s.home); err != nil {
+				return fail("%v", err)
+			}
 		}
 	}
 	return code
@@ -400,4 +407,20 @@ func randomSuffix() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+func removeManagementKubeconfig(home string) error {
+	path := filepath.Join(home, ".kube", "config")
+	have, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	for _, env := range []string{"TANZU_STANDIN_MANAGEMENT_KUBECONFIG", "TANZU_STANDIN_KUBECONFIG"} {
+		if src := os.Getenv(env); src != "" {
+			if want, err := os.ReadFile(src); err == nil && string(want) == string(have) {
+				return os.Remove(path)
+			}
+		}
+	}
+	return nil
 }
