@@ -114,8 +114,8 @@ func (f *Failure) Markdown() string {
 	return b.String()
 }
 
-// Ending is how a command ended, as the Runner saw it.
-type Ending struct {
+// ending is how a command ended, as the Runner saw it.
+type ending struct {
 	Command  string
 	ExitCode int
 	Signal   string
@@ -238,7 +238,7 @@ func (c *classifier) stillPending(set map[string]bool) []string {
 }
 
 // classify returns nil for a command that succeeded.
-func (c *classifier) classify(e Ending) *Failure {
+func (c *classifier) classify(e ending) *Failure {
 	if e.ExitCode == 0 && e.Signal == "" && !e.TimedOut && !e.Interrupted {
 		return nil
 	}

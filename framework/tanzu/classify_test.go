@@ -7,7 +7,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/assert/asserttest"
 )
 
-func classifyLines(e Ending, lines ...string) *Failure {
+func classifyLines(e ending, lines ...string) *Failure {
 	c := newClassifier()
 	for _, l := range lines {
 		c.line(l)
@@ -16,13 +16,13 @@ func classifyLines(e Ending, lines ...string) *Failure {
 }
 
 func TestClassifySuccessIsNoFailure(t *testing.T) {
-	if f := classifyLines(Ending{Command: "tanzu version"}, "Error: this line alone does not make a failure"); f != nil {
+	if f := classifyLines(ending{Command: "tanzu version"}, "Error: this line alone does not make a failure"); f != nil {
 		t.Errorf("exit 0 classified as %v", f)
 	}
 }
 
 func TestClassifyVCenterAndNotPlainMentions(t *testing.T) {
-	e := Ending{Command: "tanzu management-cluster create", ExitCode: 1}
+	e := ending{Command: "tanzu management-cluster create", ExitCode: 1}
 	f := classifyLines(e,
 		"vSphere 7.0 Environment Detected.",
 		"Error: unable to set up management cluster: ServerFaultCode: Permission to perform this operation was denied.")
@@ -40,14 +40,14 @@ func TestClassifyUnknownQuotesTailWithoutErrorLines(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		lines = append(lines, "line "+string(rune('a'+i%26)))
 	}
-	f := classifyLines(Ending{Command: "tanzu cluster create", ExitCode: 2}, lines...)
+	f := classifyLines(ending{Command: "tanzu cluster create", ExitCode: 2}, lines...)
 	if f.Kind != KindUnknown || len(f.Quoted) != tailLines || f.Quoted[len(f.Quoted)-1] != lines[len(lines)-1] {
 		t.Errorf("got %q with %d quoted lines ending %q", f.Kind, len(f.Quoted), f.Quoted)
 	}
 }
 
 func TestClassifySIGINTFromElsewhereIsInterrupted(t *testing.T) {
-	f := classifyLines(Ending{Command: "tanzu cluster create", ExitCode: -1, Signal: "interrupt"}, "waiting for cluster to be initialized...")
+	f := classifyLines(ending{Command: "tanzu cluster create", ExitCode: -1, Signal: "interrupt"}, "waiting for cluster to be initialized...")
 	if f.Kind != KindInterrupted {
 		t.Errorf("got %q", f.Kind)
 	}
@@ -62,7 +62,7 @@ func TestMarkdownFenceOutgrowsBackticks(t *testing.T) {
 
 func TestClassifyCutsLongLines(t *testing.T) {
 	long := "Error: " + strings.Repeat("x", 5000)
-	f := classifyLines(Ending{Command: "tanzu cluster create", ExitCode: 1}, long)
+	f := classifyLines(ending{Command: "tanzu cluster create", ExitCode: 1}, long)
 	if len(f.Quoted) != 1 || len(f.Quoted[0]) > maxQuoted+len("…") || !strings.HasPrefix(f.Quoted[0], "Error: xxx") {
 		t.Errorf("quoted %d lines, first %d bytes", len(f.Quoted), len(f.Quoted[0]))
 	}

@@ -227,7 +227,7 @@ func Run(ctx context.Context, in RunInput) (*Result, error) {
 	res.ManagementKubeconfig = parser.ManagementKubeconfig
 	res.ClusterName = parser.ClusterName
 	res.Completed = parser.Completed
-	res.Failure = cls.classify(Ending{Command: command, ExitCode: res.ExitCode, Signal: res.Signal,
+	res.Failure = cls.classify(ending{Command: command, ExitCode: res.ExitCode, Signal: res.Signal,
 		TimedOut: timedOut, Interrupted: interrupted, Timeout: in.Timeout, Phase: phase})
 	if res.Failure != nil {
 		if readErr != nil {
