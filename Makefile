@@ -25,6 +25,14 @@ RESUME_FOREIGN   ?=##                          1: let RESUME=1 attach to (and cl
 SKIP_CLEANUP     ?=##                          1: keep everything the run created
 DRY_RUN          ?=##                          1: print the stages and specs that would run, run nothing
 GINKGO_ARGS      ?=##                          more ginkgo flags
+LEASE            ?=##                          Boskos URL: lease the testbed from its pool (merges config/lease.overrides.yaml)
+
+# LEASE=<url> is config/lease.overrides.yaml merged last, with BOSKOS_URL set.
+ifneq ($(strip $(LEASE)),)
+export BOSKOS_URL := $(LEASE)
+comma := ,
+override CONFIG_OVERRIDES := $(if $(strip $(CONFIG_OVERRIDES)),$(CONFIG_OVERRIDES)$(comma))$(ROOT)/config/lease.overrides.yaml
+endif
 
 # The run folder is picked by `harness prepare-run` in the e2e recipe: a new
 # artifacts/<run-id> (UTC time + a random short ID, created exclusively), or

@@ -45,7 +45,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	var err error
 	// The env exists even when this fails, so AfterSuite can write reports.
 	env, err = suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: *configPath, Overrides: overrides,
-		ArtifactFolder: folder, Resume: *resume, ResumeForeign: *resumeForeign, SkipCleanup: *skipCleanup, Out: GinkgoWriter})
+		ArtifactFolder: folder, Resume: *resume, ResumeForeign: *resumeForeign, SkipCleanup: *skipCleanup, Out: GinkgoWriter,
+		Context: ctx})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(suites.SuiteSetup(ctx, env)).To(Succeed(), "preflight")
 })

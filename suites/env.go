@@ -62,6 +62,8 @@ type Env struct {
 	// collectedAtFailure: stages whose failure was already collected.
 	collectedAtFailure map[string]bool
 	closers            []closer
+	// lease is the Boskos testbed the run holds (profile lease:), nil without one.
+	lease *runLease
 }
 
 // Reports are what the stages and the collectors leave for the run's reports.

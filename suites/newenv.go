@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +33,9 @@ type EnvOptions struct {
 	External bool
 	// Out receives progress (GinkgoWriter); the Env wraps it in the redactor.
 	Out io.Writer
+	// Context bounds the wait for a leased testbed (profile lease:); Ctrl-C
+	// while queued ends it. Background when nil.
+	Context context.Context
 }
 
 // NewEnv builds the Env every suite entry point shares: artifacts folder,
@@ -72,13 +76,6 @@ func NewEnv(o EnvOptions) (*Env, error) {
 	if err != nil {
 		return env, err
 	}
-	// Cluster names carry the run's short ID (clusters.uniqueNames); a
-	// resumed run keeps the names its state recorded.
-	if !o.External {
-		if err := cfg.SetRunNames(env.State.ShortID(), keptNames(env.State)); err != nil {
-			return env, err
-		}
-	}
 	if note := env.State.LockNote(); note != "" {
 		env.Printf("note: %s", note)
 	}
@@ -92,6 +89,42 @@ func NewEnv(o EnvOptions) (*Env, error) {
 	env.KubeconfigDir = filepath.Join(base, "tkg-e2e", env.State.RunID)
 	if err := os.MkdirAll(env.KubeconfigDir, 0o700); err != nil {
 		return env, fmt.Errorf("cannot create the kubeconfig folder %s: %w", env.KubeconfigDir, err)
+	}
+	// A leased testbed comes before anything else the run does, and its
+	// user data completes the config: load it again with those values.
+	if cfg.Lease != nil && !o.External {
+		ctx := o.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		vars, err := env.takeLease(ctx, cfg.Lease)
+		if err != nil {
+			env.Config = nil // nothing was created: nothing to collect or clean
+			return env, err
+		}
+		leased, err := config.Load(config.LoadOptions{Path: o.ConfigPath, Overrides: o.Overrides,
+			Intervals: o.Registry.IntervalKeys(), LeaseValues: vars})
+		if err != nil {
+			env.Config = nil
+			name := env.State.LeaseRecord().Name
+			if o.Resume {
+				// The kept run's clusters are on that testbed: it stays the run's.
+				env.stopHeartbeat()
+				return env, fmt.Errorf("the config completed with the kept run's testbed %s is not valid (the lease is kept):\n%w", name, err)
+			}
+			env.releaseUnused(ctx)
+			return env, fmt.Errorf("the config completed with testbed %s's user data is not valid (the lease was released):\n%w", name, err)
+		}
+		cfg = leased
+		env.Config = cfg
+		env.Redactor.Add(cfg.Secrets()...)
+	}
+	// Cluster names carry the run's short ID (clusters.uniqueNames); a
+	// resumed run keeps the names its state recorded.
+	if !o.External {
+		if err := cfg.SetRunNames(env.State.ShortID(), keptNames(env.State)); err != nil {
+			return env, err
+		}
 	}
 	// The profile's variables reach clusterctl through run-local config
 	// files (they can hold the vCenter password: 0600, beside the

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/tkg-e2e/harness/framework/boskos"
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/run"
 )
@@ -65,11 +66,17 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 		env.Printf("[%s] reused (%.1fs)", name, time.Since(start).Seconds())
 		return
 	}
+	if lost := env.LeaseLost(); lost != nil {
+		_ = env.State.EndStage(name, run.StatusFailed, lost.Error())
+		failf(env, "stage %s not started: %v", name, lost)
+	}
 	if err := env.State.StartStage(name); err != nil {
 		failf(env, "cannot write the state file: %v", err)
 	}
 	start := time.Now()
 	env.Printf("[%s] started", name)
+	ctx, cancel := env.stageContext(ctx)
+	defer cancel()
 	err := f.Run(ctx)
 	var stopped *clusters.StoppedError
 	if errors.As(err, &stopped) {
@@ -85,8 +92,12 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 	if err != nil {
 		status = run.StatusFailed
 		msg = env.Redactor.String(err.Error())
-		// The classifier reads a leading "interrupted: " as the cause.
-		if errors.Is(ctx.Err(), context.Canceled) && !strings.HasPrefix(msg, "interrupted") {
+		// The classifier reads a leading "lease lost: " or "interrupted: " as the cause.
+		var lost *boskos.LostError
+		switch {
+		case errors.As(context.Cause(ctx), &lost):
+			msg = env.Redactor.String(lost.Error()) + "\n" + msg
+		case errors.Is(ctx.Err(), context.Canceled) && !strings.HasPrefix(msg, "interrupted"):
 			msg = "interrupted: " + msg
 		}
 	}

@@ -90,6 +90,9 @@ func SuiteTeardown(ctx context.Context, env *Env) {
 	if env.External {
 		return
 	}
+	// After the cleanup and its leak checks (even when they fail the
+	// suite): the testbed goes back free only if they proved it clean.
+	defer env.ReleaseLease(ctx)
 	if env.SkipCleanup {
 		msg := fmt.Sprintf("skipped (SKIP_CLEANUP=1); delete with: make clean-run ARTIFACTS=%s", env.ArtifactFolder)
 		_ = env.State.SetCleanup(msg)

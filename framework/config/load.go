@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -28,6 +30,12 @@ type LoadOptions struct {
 	// (stages.Registry.IntervalKeys): each must resolve, and any other key
 	// is reported as unknown.
 	Intervals map[string][]string
+	// LeaseValues are the variables a leased testbed's user data supplies
+	// (Lease.LeaseValues); they win over the environment, as an overrides
+	// file would. Nil on a config with a lease section means not leased yet:
+	// unset variables outside lease: are then deferred to the lease
+	// (Config.DeferredVariables) instead of reported.
+	LeaseValues map[string]string
 }
 
 // Load reads, merges, expands, decodes and validates a config. On any problem
@@ -69,6 +77,15 @@ func Load(opts LoadOptions) (*Config, error) {
 		return opts.Path
 	}
 
+	if opts.LeaseValues != nil {
+		env := lookupEnv
+		lookupEnv = func(name string) (string, bool) {
+			if v, ok := opts.LeaseValues[name]; ok {
+				return v, true
+			}
+			return env(name)
+		}
+	}
 	vars := variablesOf(root(merged), lookupEnv)
 	lookup := func(name string) (string, bool) {
 		if v, ok := lookupEnv(name); ok {
@@ -77,7 +94,13 @@ func Load(opts LoadOptions) (*Config, error) {
 		v, ok := vars[name]
 		return v, ok
 	}
-	probs = append(probs, expandTree(root(merged), "", lookup, fileOf)...)
+	expandProbs := expandTree(root(merged), "", lookup, fileOf)
+	var deferred []string
+	deferredKeys := map[string]bool{}
+	if opts.LeaseValues == nil && hasLease(root(merged)) {
+		expandProbs, deferred, deferredKeys = deferToLease(expandProbs)
+	}
+	probs = append(probs, expandProbs...)
 
 	idx := nodeIndex{}
 	indexTree(root(merged), reflect.TypeOf(Config{}), "", fileOf, idx)
@@ -103,11 +126,47 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 	cfg.defaults()
 	cfg.resolvePaths(idx)
-	probs = append(probs, notAlreadyReported(cfg.validate(idx), probs)...)
+	later := cfg.validate(idx)
+	if len(deferredKeys) > 0 {
+		// A value the lease will supply is empty until then: its "required"
+		// is not a problem yet; the load after the lease checks it.
+		later = slices.DeleteFunc(later, func(p Problem) bool { return deferredKeys[p.Key] })
+		cfg.DeferredVariables = deferred
+	}
+	probs = append(probs, notAlreadyReported(later, probs)...)
 	if len(probs) > 0 {
 		return nil, probs
 	}
 	return cfg, nil
+}
+
+// hasLease reports whether the merged config has a non-empty lease section.
+func hasLease(root *yaml.Node) bool {
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "lease" {
+			v := root.Content[i+1]
+			return v.Kind == yaml.MappingNode && len(v.Content) > 0
+		}
+	}
+	return false
+}
+
+// deferToLease takes the unset-variable problems outside the lease section
+// out of probs: the lease's user data is expected to supply them.
+func deferToLease(probs Problems) (kept Problems, names []string, keys map[string]bool) {
+	keys = map[string]bool{}
+	for _, p := range probs {
+		if p.unsetVar == "" || p.Key == "lease" || strings.HasPrefix(p.Key, "lease.") {
+			kept = append(kept, p)
+			continue
+		}
+		keys[p.Key] = true
+		if !slices.Contains(names, p.unsetVar) {
+			names = append(names, p.unsetVar)
+		}
+	}
+	sort.Strings(names)
+	return kept, names, keys
 }
 
 // notAlreadyReported drops semantic problems on keys that already have one (an
@@ -255,8 +314,9 @@ func expandTree(n *yaml.Node, path string, lookup lookupFunc, fileOf func(*yaml.
 		v, missing := expand(n.Value, lookup)
 		for _, name := range missing {
 			probs = append(probs, Problem{File: fileOf(n), Line: n.Line, Key: path,
-				Message: fmt.Sprintf("variable %s is not set", name),
-				Fix:     fmt.Sprintf("export %s=<value>, or set it under variables: in an overrides file (CONFIG_OVERRIDES=...)", name)})
+				Message:  fmt.Sprintf("variable %s is not set", name),
+				Fix:      fmt.Sprintf("export %s=<value>, or set it under variables: in an overrides file (CONFIG_OVERRIDES=...)", name),
+				unsetVar: name})
 		}
 		n.Value = v
 		if n.Style == 0 || n.Style == yaml.DoubleQuotedStyle || n.Style == yaml.SingleQuotedStyle {

@@ -14,6 +14,10 @@ type Problem struct {
 	Key     string
 	Message string
 	Fix     string
+
+	// unsetVar names the variable whose absence this problem reports, so a
+	// config with a lease can defer it to the lease's user data.
+	unsetVar string
 }
 
 func (p Problem) String() string {

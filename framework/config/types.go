@@ -45,11 +45,17 @@ type Config struct {
 	Artifacts Artifacts `yaml:"artifacts"`
 	// Rehearsal says how far the flow can go against a stand-in vCenter (vcsim).
 	Rehearsal Rehearsal `yaml:"rehearsal"`
+	// Lease, when set, takes the run's testbed from a Boskos pool: its user
+	// data supplies the profile's variables (VSPHERE_SERVER, ...).
+	Lease *Lease `yaml:"lease"`
 
 	// Source is the profile file this config was loaded from (absolute).
 	Source string `yaml:"-"`
 	// Overrides are the override files merged over it, in order.
 	Overrides []string `yaml:"-"`
+	// DeferredVariables are the unset variables a config with a lease
+	// expects from the leased testbed's user data (loaded without it yet).
+	DeferredVariables []string `yaml:"-"`
 
 	// intervalKeys is the registry the intervals were validated against.
 	intervalKeys map[string][]string
@@ -267,4 +273,26 @@ type Artifacts struct {
 	MaxFileSize string `yaml:"maxFileSize"`
 	// ItemTimeout bounds one collection item (one pod's logs, one node's journal).
 	ItemTimeout string `yaml:"itemTimeout"`
+}
+
+// Lease says which Boskos pool a run takes its testbed from. The leased
+// resource's user data is a map of the profile's variables (VSPHERE_SERVER,
+// VSPHERE_DATACENTER, ...), used as if an overrides file set them.
+type Lease struct {
+	// URL of the Boskos server, e.g. http://boskos.test-pods.svc.cluster.local.
+	URL string `yaml:"url"`
+	// Type is the Boskos resource type, e.g. vsphere-testbed.
+	Type string `yaml:"type"`
+	// Owner the lease is taken for; the run ID when empty.
+	Owner string `yaml:"owner"`
+	// AcquireTimeout bounds the wait for a free testbed; AcquirePoll is the
+	// time between tries; Heartbeat the period of the /update that keeps
+	// the lease (Go durations).
+	AcquireTimeout string `yaml:"acquireTimeout"`
+	AcquirePoll    string `yaml:"acquirePoll"`
+	Heartbeat      string `yaml:"heartbeat"`
+	// SecretKeys are the user data keys that hold secrets (VSPHERE_PASSWORD):
+	// only these secret-named keys are read, and their values are redacted
+	// like the password. A secret-named key not listed here is ignored.
+	SecretKeys []string `yaml:"secretKeys"`
 }

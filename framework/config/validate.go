@@ -55,6 +55,7 @@ func (c *Config) defaults() {
 	if c.Artifacts.ItemTimeout == "" {
 		c.Artifacts.ItemTimeout = "30s"
 	}
+	c.Lease.defaults()
 }
 
 // resolvePaths makes relative file paths absolute against the directory of the
@@ -134,6 +135,7 @@ func (c *Config) validate(idx nodeIndex) Problems {
 	c.checkFileOrURL(add, "placement.matrix", c.Placement.Matrix, true, "")
 	c.checkFileOrURL(add, "packages.expected", c.Packages.Expected, true, "")
 	c.validateConformance(add)
+	c.Lease.validate(add)
 	if c.Packages.InstallLocalSet && c.Addons.KappControllerManifest == "" {
 		add("packages.installLocalSet", "installing the local package set needs kapp-controller", "set addons.kappControllerManifest")
 	}

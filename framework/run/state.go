@@ -90,6 +90,8 @@ type State struct {
 	Resources  []Resource              `json:"resources"`
 	// Cleanup says what happened to the resources at the end: "done", "skipped (SKIP_CLEANUP=1)", "failed: ...".
 	Cleanup string `json:"cleanup,omitempty"`
+	// Lease is the Boskos testbed the run holds or held (profile lease:).
+	Lease *Lease `json:"lease,omitempty"`
 }
 
 // New creates the state of a fresh run in dir and writes it. It takes the

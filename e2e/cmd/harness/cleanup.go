@@ -65,7 +65,11 @@ func cleanupCmd(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	in := suites.Lifecycle.Cleanup(suites.CleanupOptions{State: state, ClusterTimeout: *timeout, KindTimeout: *timeout,
 		Interval: *interval, Progress: stdout, Prefix: "[cleanup]"})
-	if err := cleanup.All(ctx, in); err != nil {
+	err = cleanup.All(ctx, in)
+	// Without the config there is no vCenter leak check: a leased testbed
+	// goes back dirty unless the checks that ran proved it clean.
+	suites.ReleaseKeptLease(ctx, state, stdout)
+	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
@@ -111,7 +115,9 @@ func cleanupWithConfig(dir, cfgPath, overrides string, stdout, stderr io.Writer)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	defer func() { _ = env.Close(context.WithoutCancel(ctx)) }()
-	if err := cleanup.All(ctx, env.Registry.Cleanup(env.CleanupOptions())); err != nil {
+	err = cleanup.All(ctx, env.Registry.Cleanup(env.CleanupOptions()))
+	env.ReleaseLease(ctx)
+	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1, true
 	}

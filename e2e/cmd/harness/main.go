@@ -109,6 +109,14 @@ func validate(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "config OK: %s (profile %s, %d OVA(s), clusters %s/%s/%s) in %s\n", cfg.Source, cfg.Profile,
 		len(cfg.OVA.Images), cfg.Clusters.Bootstrap.Name, cfg.Clusters.Management.Name, cfg.Clusters.Workload.Name,
 		time.Since(start).Round(time.Millisecond))
+	if l := cfg.Lease; l != nil {
+		fmt.Fprintf(stdout, "lease: a %s from boskos at %s (up to %s); ", l.Type, l.URL, l.AcquireTimeout)
+		if len(cfg.DeferredVariables) > 0 {
+			fmt.Fprintf(stdout, "expected from its user data: %s (checked again once it is leased)\n", strings.Join(cfg.DeferredVariables, ", "))
+		} else {
+			fmt.Fprintln(stdout, "every variable is already set")
+		}
+	}
 	return 0
 }
 

@@ -85,12 +85,19 @@ var (
 	inputRe    = regexp.MustCompile(`(?i)bad input|invalid (config|profile|value)|\bconfig(uration)?\b[^\n]*(invalid|error)|is required|must be set|unknown flag|denied the request|cannot resume`)
 )
 
+var leaseLostRe = regexp.MustCompile(`(?m)^lease lost: `)
+
 var interruptedRe = regexp.MustCompile(`(?i)interrupted by user|^interrupted: `)
 
 var rules = []rule{
 	{"passed", None, func(e Evidence) (string, bool) { return "the run passed", e.Passed }},
 	{"rehearsal-limit", None, func(e Evidence) (string, bool) {
 		return "nothing failed; stage " + orNone(e.Stage) + " stopped where the stand-in vCenter cannot go further: " + firstLineOf(e.Message), e.Stopped
+	}},
+	// A testbed taken back by Boskos (a reaper after missed heartbeats, a
+	// person) stopped the run: nothing it found after that is evidence.
+	{"lease-lost", Infrastructure, func(e Evidence) (string, bool) {
+		return "the run's Boskos lease was lost during stage " + orNone(e.Stage) + ": " + firstLineOf(e.Message), leaseLostRe.MatchString(e.Message)
 	}},
 	// An interrupted run did not fail on its own: say so before any evidence
 	// the interruption itself left (half-created Machines) is read as a cause.

@@ -25,6 +25,9 @@ func TestClassify(t *testing.T) {
 			None, "rehearsal-limit", "stand-in vCenter"},
 		{"interrupted beats what the interruption left", Evidence{Stage: "management", StageCategory: Provider, Message: "interrupted: interrupted (Interrupted by User) while waiting for API server",
 			Clusters: mgmt(artifacts.ClusterFindings{MachinesWithoutNodeRef: []artifacts.MachineFinding{{Name: "m"}}})}, Harness, "interrupted", "interrupted"},
+		{"a lost lease beats the interruption it caused", Evidence{Stage: "ova", StageCategory: Infrastructure,
+			Message: "lease lost: testbed-1 is no longer this run's (boskos update: HTTP 401: owner mismatch)\ninterrupted (lease lost: testbed-1) while waiting for the import"},
+			Infrastructure, "lease-lost", "Boskos lease was lost"},
 		{"panic beats everything", Evidence{Stage: "packages", StageCategory: Package, Message: "panic: runtime error: invalid memory address or nil pointer dereference",
 			Clusters: mgmt(artifacts.ClusterFindings{FailedPackages: []artifacts.PackageFinding{{Name: "p"}}})}, Harness, "harness-panic", "panicked"},
 		{"vcenter down", Evidence{Stage: "ova", StageCategory: Infrastructure, Message: "timed out", VSphere: &artifacts.VSphereFindings{APIError: "dial tcp 10.0.0.1:443: connect: connection refused"}},
@@ -91,7 +94,7 @@ func TestEveryRuleIsExercised(t *testing.T) {
 		"vcenter-task-failed": true, "infrastructure-error": true, "webhook-unavailable": true, "machine-without-infrastructure": true,
 		"node-without-cni": true, "node-not-ready": true, "controller-pod-failing": true, "machine-not-bootstrapped": true,
 		"api-unreachable": true, "package-failed": true, "pod-unschedulable": true, "cluster-not-available": true, "package-message": true,
-		"placement-message": true, "provider-message": true, "harness-input": true, "stage-hint": true, "nothing-ran": true, "interrupted": true, "rehearsal-limit": true}
+		"placement-message": true, "provider-message": true, "harness-input": true, "stage-hint": true, "nothing-ran": true, "interrupted": true, "rehearsal-limit": true, "lease-lost": true}
 	for _, r := range rules {
 		if !tested[r.name] {
 			t.Errorf("rule %s has no case in TestClassify", r.name)
