@@ -4,7 +4,8 @@
 # each, import them with the library (CONCURRENCY at a time, SHA256 manifest
 # verified, marked as templates), then with COUNT sequential
 # `govc import.ova` runs against the same simulator, and print both times,
-# the CPU each side used and the ratio.
+# the CPU each side used, the library's client CPU per GiB, and last, alone,
+# the line `ratio: <govc time / library time>`.
 #
 # govc runs without -m: its manifest check is server-side, knows only SHA1,
 # and vcsim refuses the SHA256 manifests node OVAs ship ("manifest checksum

@@ -284,7 +284,7 @@ func expectedProperties(ovas []config.OVA, template string) map[string]string {
 func reportImports(env *Env, results []vsphere.Result) {
 	var b strings.Builder
 	for _, r := range results {
-		fmt.Fprintf(&b, "%-40s %-9s %8.1f MiB %6.2fs sha256:%s\n", r.Name, r.Action, float64(r.Bytes)/(1<<20), r.Duration.Seconds(), short(r.SHA256))
+		fmt.Fprintf(&b, "%-40s %-9s %8.1f MiB %6.2fs sha256:%s%s\n", r.Name, r.Action, float64(r.Bytes)/(1<<20), r.Duration.Seconds(), short(r.SHA256), cost(r))
 		if r.Kept != "" {
 			fmt.Fprintf(&b, "    kept the replaced template as %s (delete it by hand when nothing clones from it)\n", r.Kept)
 		}
@@ -294,6 +294,19 @@ func reportImports(env *Env, results []vsphere.Result) {
 	}
 	AddReportEntry("ova imports", b.String())
 	env.Printf("[ova] templates:\n%s", b.String())
+}
+
+// cost is what an import's read of the OVA took: the upload rate, and the
+// client CPU per GiB read (the OVA stage is CPU-bound on small machines).
+func cost(r vsphere.Result) string {
+	s := ""
+	if r.UploadRate > 0 {
+		s += fmt.Sprintf(" upload %.0f MiB/s", r.UploadRate/(1<<20))
+	}
+	if r.ReadBytes > 0 {
+		s += fmt.Sprintf(" cpu %.2fs/GiB", r.CPUPerGiB)
+	}
+	return s
 }
 
 func short(s string) string {

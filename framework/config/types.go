@@ -165,9 +165,11 @@ type OVA struct {
 	// Source is a local path or an http(s) URL. With Generate set, the OVA is
 	// written there first (test OVAs are generated, never committed).
 	Source string `yaml:"source"`
-	// SHA256 of the whole OVA (from the release's checksum file), checked
-	// before vCenter is asked anything. Required for an http:// source,
-	// optional for https and local files.
+	// SHA256 of the whole OVA (from the release's checksum file). A
+	// download is checked before vCenter is asked anything; a local file on
+	// its one read (the reuse hash pass, or the upload, which a mismatch
+	// stops before its last bytes, removing the VM). Required for an
+	// http:// source, optional for https and local files.
 	SHA256 string `yaml:"sha256"`
 	// Generate synthesizes a test OVA carrying Properties (local profile).
 	Generate *GenerateOVA `yaml:"generate"`

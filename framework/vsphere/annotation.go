@@ -32,8 +32,15 @@ type importMeta struct {
 	Timeout time.Duration
 }
 
+// annotation without a sha256 (an import that learns it only at the end of
+// its upload) has no ova-sha256 line, so nothing can take the VM for a
+// template of any OVA before the line is written.
 func annotation(sha256, source, ovfAnnotation string, meta *importMeta) string {
-	s := fmt.Sprintf("%s\nova-sha256: %s\nova: %s\n", annotationMarker, sha256, sourceBase(source))
+	s := annotationMarker + "\n"
+	if sha256 != "" {
+		s += fmt.Sprintf("ova-sha256: %s\n", sha256)
+	}
+	s += fmt.Sprintf("ova: %s\n", sourceBase(source))
 	if meta != nil {
 		s += fmt.Sprintf("ova-import-run: %s\nova-import-started: %s\nova-import-timeout: %s\n",
 			meta.Run, meta.Started.UTC().Format(time.RFC3339), meta.Timeout)

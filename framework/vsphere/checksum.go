@@ -63,7 +63,12 @@ type verifyingReader struct {
 	file     string
 	onRead   func(int)
 	onFailed func(error)
-	err      error
+	// last, when set, runs once the final byte is read and before the final
+	// chunk is handed on, with the file's own verdict; what it returns takes
+	// that verdict's place. Checks that need the rest of the OVA (the
+	// whole-file sha256) run there, so they too can hold the upload back.
+	last func(error) error
+	err  error
 }
 
 func (v *verifyingReader) Read(p []byte) (int, error) {
@@ -81,12 +86,21 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 	if v.h != nil {
 		v.h.Write(p[:n])
 	}
-	if v.read == v.size && v.h != nil {
-		if got := hex.EncodeToString(v.h.Sum(nil)); !strings.EqualFold(got, v.sum.Checksum) {
-			return 0, v.fail(&ChecksumError{OVA: v.ova, File: v.file, Algorithm: strings.ToUpper(v.sum.Algorithm), Expected: v.sum.Checksum, Got: got})
+	if v.read == v.size {
+		var verdict error
+		if v.h != nil {
+			if got := hex.EncodeToString(v.h.Sum(nil)); !strings.EqualFold(got, v.sum.Checksum) {
+				verdict = &ChecksumError{OVA: v.ova, File: v.file, Algorithm: strings.ToUpper(v.sum.Algorithm), Expected: v.sum.Checksum, Got: got}
+			}
+		}
+		if v.last != nil {
+			verdict = v.last(verdict)
+		}
+		if verdict != nil {
+			return 0, v.fail(verdict)
 		}
 	}
-	if err == io.EOF && v.read < v.size {
+	if (err == io.EOF || err == io.ErrUnexpectedEOF) && v.read < v.size {
 		return n, v.fail(fmt.Errorf("%s: %s ended after %d of %d bytes: the OVA is truncated", v.ova, v.file, v.read, v.size))
 	}
 	if v.onRead != nil && n > 0 {

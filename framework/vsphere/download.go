@@ -199,7 +199,7 @@ func (d *Downloads) download(ctx context.Context, src, dir string, rep *reporter
 	// One byte over the limit tells a body that runs over from one that ends at it.
 	body := io.LimitReader(readerCtx{ctx, res.Body}, limit+1)
 	n, err := io.CopyBuffer(io.MultiWriter(f, h), io.TeeReader(body, countFunc(tr.add)), make([]byte, 1<<20))
-	_, summary := tr.finish()
+	_, summary, _ := tr.finish()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -48,6 +48,7 @@ func (o *ovaImport) run(ctx context.Context) (res Result) {
 	res = Result{Name: name, Source: displaySource(o.ova.Source), Action: Failed}
 	defer func() {
 		res.Duration = time.Since(start)
+		res.CPUPerGiB = perGiB(res.ClientCPU, res.ReadBytes)
 		if res.Err != nil {
 			res.Action = Failed
 			res.Error = res.Err.Error()
@@ -57,19 +58,28 @@ func (o *ovaImport) run(ctx context.Context) (res Result) {
 	ctx, cancel := context.WithTimeout(ctx, o.in.Timeout)
 	defer cancel()
 
-	// Everything about the bytes is checked before vCenter is asked anything.
+	// Everything that can be checked without reading the whole OVA is checked
+	// before vCenter is asked anything; the bytes themselves are read once,
+	// later, by whichever of the hash pass or the upload the import needs.
 	src, err := fetch(ctx, o.ova.Source, o.dl, o.rep)
 	if err != nil {
 		res.Err = o.timeoutOr(ctx, err)
 		return res
 	}
 	defer src.cleanup()
-	res.SHA256 = src.sha256
-	o.rep.printf("%s is %s, sha256 %s", res.Source, mib(src.size), src.sha256)
-	if o.ova.SHA256 != "" && !strings.EqualFold(o.ova.SHA256, src.sha256) {
-		res.Err = fmt.Errorf("OVA %s has sha256 %s but the config expects %s: wrong or corrupt download (nothing was sent to vCenter)",
-			res.Source, src.sha256, strings.ToLower(o.ova.SHA256))
-		return res
+	// A private copy: this import may fill in the sha256 of a local file,
+	// while a download's is shared with the run's other imports of the URL.
+	own := *src
+	src = &own
+	if src.sha256 != "" {
+		res.SHA256 = src.sha256
+		o.rep.printf("%s is %s, sha256 %s", res.Source, mib(src.size), src.sha256)
+		if err := o.checkExpected(src.sha256, "nothing was sent to vCenter"); err != nil {
+			res.Err = err
+			return res
+		}
+	} else {
+		o.rep.printf("%s is %s", res.Source, mib(src.size))
 	}
 	info, err := InspectOVA(src.path, o.in.AllowMissingManifest)
 	if err != nil {
@@ -94,7 +104,7 @@ func (o *ovaImport) run(ctx context.Context) (res Result) {
 		res.Err = err
 		return res
 	}
-	action, ex, err := o.prepare(ctx, name, src.sha256, &res)
+	action, ex, err := o.prepare(ctx, name, src, &res)
 	if err != nil || action == Reused {
 		res.Err = o.timeoutOr(ctx, err)
 		return res
@@ -104,7 +114,8 @@ func (o *ovaImport) run(ctx context.Context) (res Result) {
 	activeImports.Store(tmp, true)
 	defer activeImports.Delete(tmp)
 	meta := &importMeta{Run: o.in.RunID, Started: time.Now(), Timeout: o.in.Timeout}
-	vm, n, err := o.upload(ctx, name, tmp, src, info, meta)
+	vm, n, err := o.upload(ctx, name, tmp, src, info, meta, &res)
+	res.SHA256 = src.sha256
 	if err != nil {
 		res.Err = o.timeoutOr(ctx, err)
 		return res
@@ -122,13 +133,47 @@ func (o *ovaImport) run(ctx context.Context) (res Result) {
 	return res
 }
 
+// checkExpected compares a whole-OVA sha256 with the one the config expects.
+func (o *ovaImport) checkExpected(sha, consequence string) error {
+	if o.ova.SHA256 != "" && !strings.EqualFold(o.ova.SHA256, sha) {
+		return fmt.Errorf("OVA %s has sha256 %s but the config expects %s: wrong or corrupt download (%s)",
+			displaySource(o.ova.Source), sha, strings.ToLower(o.ova.SHA256), consequence)
+	}
+	return nil
+}
+
+// learnSHA256 is the hash pass of an OVA that may not be uploaded at all
+// (a template of its name exists); a download already knows its sha256.
+func (o *ovaImport) learnSHA256(ctx context.Context, src *localOVA, res *Result) (string, error) {
+	if src.sha256 != "" {
+		return src.sha256, nil
+	}
+	t0 := time.Now()
+	share := meter.start()
+	sha, err := hashFile(ctx, src.path, share)
+	cpu := meter.stop(share)
+	res.ReadBytes += share.bytes.Load()
+	res.ClientCPU += cpu
+	if err != nil {
+		return "", err
+	}
+	took := time.Since(t0)
+	o.rep.printf("hashed %s in %s (%s/s, client CPU %.2f s/GiB) to compare with the template of that name: sha256 %s",
+		mib(src.size), took.Round(10*time.Millisecond), mib(int64(float64(src.size)/took.Seconds())), perGiB(cpu, src.size), sha)
+	src.sha256, res.SHA256 = sha, sha
+	return sha, o.checkExpected(sha, "nothing was uploaded")
+}
+
 // prepare applies the idempotency rules to a same-named VM, if there is one,
 // and returns what the import will be: Imported, Reused or Replaced (with the
 // template to rename aside). It deletes nothing: an import runs under a
 // temporary name and only a finished template takes the final name, so a
 // same-named VM that is not a template is no import in progress of this
-// harness and is not the harness's to remove.
-func (o *ovaImport) prepare(ctx context.Context, name, sha string, res *Result) (Action, *existingVM, error) {
+// harness and is not the harness's to remove. The OVA is hashed here only
+// when a template of the name exists: with no template the upload's read
+// yields the sha256, and with a VM of the name that is no template the
+// answer is an error whatever the bytes are.
+func (o *ovaImport) prepare(ctx context.Context, name string, src *localOVA, res *Result) (Action, *existingVM, error) {
 	ex, err := findByName(ctx, o.s, o.t, name)
 	if err != nil || ex == nil {
 		return Imported, nil, err
@@ -138,10 +183,6 @@ func (o *ovaImport) prepare(ctx context.Context, name, sha string, res *Result) 
 	case !ex.inFolder:
 		return "", nil, fmt.Errorf("a VM named %q already exists at %s, outside the target folder %s; "+
 			"the harness does not touch it: pick another template name or remove it", name, ex.path, folder)
-	case ex.template && ex.sha256 == sha:
-		res.Action, res.Path, res.Ref = Reused, ex.path, ex.vm.Reference()
-		o.rep.printf("reusing template %s: it was imported from the same OVA (sha256 %s)", ex.path, sha)
-		return Reused, nil, nil
 	case !ex.template && ex.sha256 != "":
 		return "", nil, fmt.Errorf("a VM (not a template) named %q exists at %s and carries the harness's sha256 annotation: "+
 			"the leftover of an import by an older harness version, or a template someone turned into a VM. "+
@@ -149,7 +190,18 @@ func (o *ovaImport) prepare(ctx context.Context, name, sha string, res *Result) 
 	case !ex.template:
 		return "", nil, fmt.Errorf("a VM (not a template) named %q already exists at %s and was not imported by the harness; "+
 			"remove or rename it, or pick another template name", name, ex.path)
-	case !o.in.Replace:
+	}
+	// Only the bytes' sha256 tells whether the template came from this OVA.
+	sha, err := o.learnSHA256(ctx, src, res)
+	if err != nil {
+		return "", nil, err
+	}
+	if ex.sha256 == sha {
+		res.Action, res.Path, res.Ref = Reused, ex.path, ex.vm.Reference()
+		o.rep.printf("reusing template %s: it was imported from the same OVA (sha256 %s)", ex.path, sha)
+		return Reused, nil, nil
+	}
+	if !o.in.Replace {
 		found := "no OVA sha256 in its annotation"
 		if ex.sha256 != "" {
 			found = "sha256 " + ex.sha256

@@ -10,10 +10,12 @@ import (
 // ImportOVAs imports every OVA of the input as a template, at most
 // in.Concurrency at a time, and returns one Result per OVA in input order.
 // An OVA that fails does not stop the others; the error lists every failure.
-// Bad input fails before anything starts. Each OVA is made local, checked
-// against its sha256, inspected and its vApp properties compared with the
-// expected ones before vCenter is asked anything: the placement is resolved
-// (once) by the first OVA that passed those checks.
+// Bad input fails before anything starts. Each OVA is made local (a URL's
+// download checked against its sha256), inspected and its vApp properties
+// compared with the expected ones before vCenter is asked anything: the
+// placement is resolved (once) by the first OVA that passed those checks.
+// A local OVA is then read once: hashed if a template of its name exists,
+// otherwise hashed and verified while it uploads.
 func (s *Session) ImportOVAs(ctx context.Context, in ImportInput) ([]Result, error) {
 	if err := in.validate(); err != nil {
 		return nil, err

@@ -20,8 +20,11 @@ type OVA struct {
 	Name string `json:"name,omitempty"`
 	// SHA256 the whole OVA must have (from the release's checksum file);
 	// empty skips that check. Required for an http:// source, whose bytes
-	// nothing else authenticates. It is checked on the local file (the
-	// download, for a URL) before vCenter is asked anything. The manifest is
+	// nothing else authenticates. A URL's download is checked before vCenter
+	// is asked anything. A local file is read once: when a template of the
+	// name exists, by the hash pass that decides reuse (nothing is uploaded
+	// on a mismatch); otherwise while it uploads, where a mismatch stops the
+	// upload before its last bytes and removes the VM. The manifest is
 	// verified either way.
 	SHA256 string `json:"sha256,omitempty"`
 	// Properties are the vApp properties (id -> value) the OVA must carry.
@@ -121,11 +124,22 @@ type Result struct {
 	SHA256 string `json:"sha256,omitempty"`
 	Action Action `json:"action"`
 	// Bytes uploaded (0 when reused).
-	Bytes    int64                        `json:"bytes"`
-	Duration time.Duration                `json:"durationNs"`
-	Ref      types.ManagedObjectReference `json:"ref"`
-	Err      error                        `json:"-"`
-	Error    string                       `json:"error,omitempty"`
+	Bytes int64 `json:"bytes"`
+	// ReadBytes is how much of the OVA file the import read after the
+	// download: the file's size once for an import (the upload hashes it)
+	// or a reuse (the hash pass), twice for a Replace (hash pass, upload).
+	ReadBytes int64 `json:"readBytes"`
+	// ClientCPU is this process's CPU time for those reads (hashing,
+	// verifying, encrypting the upload), shared out by bytes among OVAs read
+	// at the same time; CPUPerGiB is it per GiB of ReadBytes.
+	ClientCPU time.Duration `json:"clientCpuNs"`
+	CPUPerGiB float64       `json:"cpuSecondsPerGiB"`
+	// UploadRate is the upload's bytes per second (0 when nothing was uploaded).
+	UploadRate float64                      `json:"uploadBytesPerSecond"`
+	Duration   time.Duration                `json:"durationNs"`
+	Ref        types.ManagedObjectReference `json:"ref"`
+	Err        error                        `json:"-"`
+	Error      string                       `json:"error,omitempty"`
 	// Kept is the inventory path the replaced template was renamed to (Replaced).
 	Kept string `json:"kept,omitempty"`
 	// Removed are temporary import VMs this import deleted: leftovers of this

@@ -140,7 +140,7 @@ func (i *OVAInfo) readOVF(base string) error {
 		return fmt.Errorf("%s has %d .ovf descriptors (%s); only single-VM OVAs are supported", base, len(names), strings.Join(names, ", "))
 	}
 	i.OVFName = names[0]
-	b, err := importer.ReadOvf(i.OVFName, i.rawArchive())
+	b, err := importer.ReadOvf(i.OVFName, i.archive())
 	if err != nil {
 		return fmt.Errorf("%s: reading %s: %w", base, i.OVFName, err)
 	}
@@ -226,7 +226,7 @@ func (i *OVAInfo) readManifest(base string, allowNoManifest bool) error {
 			"(set allowMissingManifest only for OVAs built without it)", base)
 	}
 	i.ManifestName = names[0]
-	r, _, err := i.rawArchive().Open(i.ManifestName)
+	r, _, err := i.archive().Open(i.ManifestName)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,8 @@ import (
 	"strings"
 )
 
-// localOVA is an OVA on local disk with its sha256.
+// localOVA is an OVA on local disk with its sha256, "" until something read
+// the whole file.
 type localOVA struct {
 	path    string
 	sha256  string
@@ -51,15 +52,16 @@ func sourceBase(src string) string {
 	return filepath.Base(src)
 }
 
-// fetch makes the OVA local and hashes it. A URL is downloaded once per run
-// through dl, hashing as it streams: the sha256 must be known (and checked
-// against the config) before vCenter is asked anything, and govmomi's
-// TapeArchive would otherwise fetch the URL again for every file in it. A
-// local file is read once to hash it.
+// fetch makes the OVA local. A URL is downloaded once per run through dl,
+// hashing as it streams (govmomi's TapeArchive would otherwise fetch the URL
+// again for every file in it), so its sha256 is known at once. A local file
+// is not read here: whether it needs hashing depends on what vCenter holds
+// (see ovaImport.prepare), and an import hashes it while uploading.
 func fetch(ctx context.Context, src string, dl *Downloads, rep *reporter) (*localOVA, error) {
 	if isURL(src) {
 		return dl.get(ctx, src, rep)
 	}
+	// Opened, not just statted: an unreadable file fails here, before vCenter.
 	f, err := os.Open(src)
 	if err != nil {
 		return nil, fmt.Errorf("OVA %s: %w", src, err)
@@ -72,13 +74,24 @@ func fetch(ctx context.Context, src string, dl *Downloads, rep *reporter) (*loca
 	if st.IsDir() {
 		return nil, fmt.Errorf("OVA %s is a directory; give the path of the .ova file", src)
 	}
-	// 1 MiB reads instead of io.Copy's 32 KiB: a node OVA is gigabytes, and
-	// this pass is one of the two SHA-256 passes the import cannot avoid.
-	h := sha256.New()
-	if _, err := io.CopyBuffer(h, readerCtx{ctx, f}, make([]byte, 1<<20)); err != nil {
-		return nil, fmt.Errorf("hashing %s: %w", src, err)
+	return &localOVA{path: src, size: st.Size(), cleanup: func() {}}, nil
+}
+
+// hashFile is the one read of an OVA that is not uploaded: a template of
+// its name exists, and only the sha256 tells whether it came from these bytes.
+func hashFile(ctx context.Context, file string, share *cpuShare) (string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return "", fmt.Errorf("OVA %s: %w", file, err)
 	}
-	return &localOVA{path: src, sha256: hex.EncodeToString(h.Sum(nil)), size: st.Size(), cleanup: func() {}}, nil
+	defer f.Close()
+	// 1 MiB reads instead of io.Copy's 32 KiB: a node OVA is gigabytes.
+	h := sha256.New()
+	counted := io.TeeReader(readerCtx{ctx, f}, countFunc(share.add))
+	if _, err := io.CopyBuffer(h, counted, make([]byte, 1<<20)); err != nil {
+		return "", fmt.Errorf("hashing %s: %w", file, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // scrubURLError keeps a credential-bearing URL out of an error text.

@@ -103,13 +103,15 @@ func (t *transfer) line() string {
 	return s
 }
 
-// finish stops the ticker and returns bytes moved and the average rate text.
-func (t *transfer) finish() (int64, string) {
+// finish stops the ticker and returns bytes moved, the average rate text and
+// how long the transfer took.
+func (t *transfer) finish() (int64, string, time.Duration) {
 	close(t.stop)
 	t.wg.Wait()
 	done := t.done.Load()
-	return done, fmt.Sprintf("%s in %s, %s/s", mib(done), time.Since(t.start).Round(10*time.Millisecond),
-		mib(int64(float64(done)/time.Since(t.start).Seconds())))
+	took := time.Since(t.start)
+	return done, fmt.Sprintf("%s in %s, %s/s", mib(done), took.Round(10*time.Millisecond),
+		mib(int64(float64(done)/took.Seconds()))), took
 }
 
 func mib(n int64) string {

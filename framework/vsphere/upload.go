@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/vmware/govmomi/nfc"
 	"github.com/vmware/govmomi/object"
 	"github.com/vmware/govmomi/ovf/importer"
 	"github.com/vmware/govmomi/task"
-	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
 )
 
@@ -18,16 +18,11 @@ import (
 // importer (the govc import.ova path) and marks the VM a template. It drives ImportVApp, the uploads and Complete
 // itself instead of calling Importer.Import, because Import drops the new
 // VM's reference when an upload fails, and an aborted lease leaves that VM
-// behind: here it is deleted.
-func (o *ovaImport) upload(ctx context.Context, name, tmp string, src *localOVA, info *OVAInfo, meta *importMeta) (*object.VirtualMachine, int64, error) {
-	// Bytes are counted from the start, but the progress ticker only starts
-	// once the lease is ready: before that nothing moves.
-	var tr *transfer
-	arch := info.archive(func(n int) {
-		if tr != nil {
-			tr.add(n)
-		}
-	})
+// behind: here it is deleted. The disks go up from one sequential read of
+// the OVA (ovaStream), which also yields the sha256 when src has none yet;
+// the annotation then gets it once the upload is complete.
+func (o *ovaImport) upload(ctx context.Context, name, tmp string, src *localOVA, info *OVAInfo, meta *importMeta, res *Result) (*object.VirtualMachine, int64, error) {
+	arch := info.archive()
 	imp := &importer.Importer{
 		Name:         tmp,
 		Client:       o.s.Vim(),
@@ -39,7 +34,7 @@ func (o *ovaImport) upload(ctx context.Context, name, tmp string, src *localOVA,
 		Archive:      arch,
 		Log:          o.libraryLog,
 		// The server-side check knows only SHA1 (vcsim refuses SHA256
-		// manifests); the archive verifies every algorithm while reading.
+		// manifests); the stream verifies every algorithm while reading.
 		VerifyManifest: false,
 	}
 	opts, err := importer.Spec(info.OVFName, arch, false, false)
@@ -67,21 +62,46 @@ func (o *ovaImport) upload(ctx context.Context, name, tmp string, src *localOVA,
 	}
 	vm := object.NewVirtualMachine(o.s.Vim(), leaseInfo.Entity)
 	vm.InventoryPath = tpath
-	tr = o.rep.transfer("uploading", diskNames(info), diskBytes(info))
+	learn := src.sha256 == ""
+
+	// The progress ticker only starts once the lease is ready: before that nothing moves.
+	tr := o.rep.transfer("uploading", diskNames(info), diskBytes(info))
+	share := meter.start()
+	st, openErr := openStream(ctx, src, info, o.ova.SHA256, share, tr.add)
+	if openErr == nil {
+		defer st.close()
+	}
 	stopped := false
-	stop := func() (int64, string) {
+	var n int64
+	var summary string
+	stop := func() {
 		if stopped {
-			return 0, ""
+			return
 		}
 		stopped = true
-		return tr.finish()
+		var took time.Duration
+		n, summary, took = tr.finish()
+		res.ClientCPU += meter.stop(share)
+		if st != nil {
+			res.ReadBytes += st.bytesRead()
+		}
+		if took > 0 {
+			res.UploadRate = float64(n) / took.Seconds()
+		}
+		if learn && st != nil && st.sha256() != "" {
+			// The run state learns the sha256 too, even of an OVA that fails.
+			src.sha256 = st.sha256()
+			o.recordCreating(final, tpath, src.sha256)
+		}
 	}
 	defer stop()
 
 	fail := func(cause error) (*object.VirtualMachine, int64, error) {
 		stop()
-		if v := arch.failure(); v != nil {
-			cause = v
+		if st != nil {
+			if v := st.failure(); v != nil {
+				cause = v
+			}
 		}
 		cctx, cancel := o.cleanupCtx(ctx)
 		defer cancel()
@@ -93,19 +113,39 @@ func (o *ovaImport) upload(ctx context.Context, name, tmp string, src *localOVA,
 		o.rep.printf("removed the half-imported VM %s", tpath)
 		return nil, 0, cause
 	}
+	if openErr != nil {
+		return fail(openErr)
+	}
 
-	if err := uploadItems(ctx, arch, lease, leaseInfo); err != nil {
+	if err := uploadItems(ctx, st, lease, leaseInfo); err != nil {
 		return fail(err)
 	}
-	n, summary := stop()
+	stop()
 	if err := lease.Complete(ctx); err != nil {
 		return fail(fmt.Errorf("completing the import lease: %w", err))
 	}
-	o.rep.printf("uploaded %s", summary)
+	o.rep.printf("uploaded %s; client CPU %.2fs for %s read, %.2f s/GiB; sha256 %s", summary, res.ClientCPU.Seconds(), mib(res.ReadBytes),
+		perGiB(res.ClientCPU, res.ReadBytes), src.sha256)
+	if learn {
+		text := annotation(src.sha256, o.ova.Source, info.Annotation, meta)
+		if err := o.annotate(ctx, vm, text); err != nil {
+			return fail(fmt.Errorf("writing the sha256 into the annotation of %s: %w", tpath, err))
+		}
+	}
 	if err := vm.MarkAsTemplate(ctx); err != nil {
 		return fail(fmt.Errorf("marking %s as a template: %w", tpath, err))
 	}
 	return vm, n, nil
+}
+
+// annotate writes the annotation once the sha256 is known: before that the
+// VM carries only its temporary name and the import's run lines.
+func (o *ovaImport) annotate(ctx context.Context, vm *object.VirtualMachine, text string) error {
+	t, err := vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{Annotation: text})
+	if err != nil {
+		return err
+	}
+	return waitTask(ctx, t, fmt.Sprintf("annotating %s", vmLabel(vm)), o.waits())
 }
 
 // removeFailedCreate deletes the VM a failed ImportVApp may have created.
@@ -126,31 +166,18 @@ func (o *ovaImport) removeFailedCreate(ctx context.Context, tmp string) {
 	o.rep.printf("removed %s, created by the failed import", ex.path)
 }
 
-func uploadItems(ctx context.Context, arch *ovaArchive, lease *nfc.Lease, info *nfc.LeaseInfo) error {
-	// Keeps the lease alive (HttpNfcLeaseProgress) while disks stream.
+// uploadItems keeps the lease alive (HttpNfcLeaseProgress) while the stream
+// uploads. The uploads bypass Importer.Upload and its progress logger: in
+// govmomi v0.56.0 a cancelled context makes progress.reader.Done return
+// without closing its channel, and ProgressLogger.Wait then blocks forever,
+// so an interrupted run would hang instead of cleaning up. With no Progress
+// set, Lease.Upload reports to the lease item, whose consumer (the
+// LeaseUpdater started here) also stops on Done and tells vCenter the real
+// percentage.
+func uploadItems(ctx context.Context, st *ovaStream, lease *nfc.Lease, info *nfc.LeaseInfo) error {
 	u := lease.StartUpdater(ctx, info)
 	defer u.Done()
-	for _, item := range info.Items {
-		if err := uploadItem(ctx, arch, lease, item); err != nil {
-			return fmt.Errorf("uploading %s: %w", item.Path, err)
-		}
-	}
-	return nil
-}
-
-// uploadItem is Importer.Upload without its progress logger: in govmomi
-// v0.56.0 a cancelled context makes progress.reader.Done return without
-// closing its channel, and ProgressLogger.Wait then blocks forever, so an
-// interrupted run would hang instead of cleaning up. With no Progress set,
-// Lease.Upload reports to the lease item, whose consumer (the LeaseUpdater
-// started above) also stops on Done and tells vCenter the real percentage.
-func uploadItem(ctx context.Context, arch *ovaArchive, lease *nfc.Lease, item nfc.FileItem) error {
-	f, size, err := arch.Open(item.Path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return lease.Upload(ctx, item, f, soap.Upload{ContentLength: size})
+	return st.upload(ctx, lease, info.Items)
 }
 
 // libraryLog passes the importer's warnings on and drops its carriage-return
