@@ -13,6 +13,8 @@
 #
 #   COUNT=4 SIZE_MIB=200 CONCURRENCY=4   what to measure
 #   LOCALBIN=bin                         where govc and the benchmark binary go (the Makefile's BIN)
+#   BEFORE=<git rev>                     also run that revision's bench (built from `git archive`)
+#                                        just before, and print the client CPU per GiB before and now
 #   extra arguments are passed to bench-ova (e.g. -sequential-too, -format stream-optimized)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,5 +31,28 @@ fi
 echo "bench-ova: building e2e/cmd/bench-ova"
 (cd "$root" && go build -o "$localbin/bench-ova" ./e2e/cmd/bench-ova)
 
-exec "$localbin/bench-ova" -govc "$govc" -count "${COUNT:-4}" -size-mib "${SIZE_MIB:-200}" \
-  -concurrency "${CONCURRENCY:-4}" "$@"
+count=${COUNT:-4} size_mib=${SIZE_MIB:-200} concurrency=${CONCURRENCY:-4}
+before=()
+if [[ -n "${BEFORE:-}" ]]; then
+  # The earlier revision runs on the same machine minutes apart, because the
+  # machine's load moves the numbers more than most changes do.
+  rev=$(git -C "$root" rev-parse --short "$BEFORE")
+  old=$localbin/bench-ova-$rev
+  if [[ ! -x $old ]]; then
+    echo "bench-ova: building $rev's e2e/cmd/bench-ova"
+    src=$(mktemp -d)
+    git -C "$root" archive "$rev" | tar -x -C "$src"
+    (cd "$src" && go build -o "$old" ./e2e/cmd/bench-ova) || { rm -rf "$src"; exit 1; }
+    rm -rf "$src"
+  fi
+  echo "bench-ova: measuring $rev's library import (its bench prints its rows only with the govc baseline)"
+  out=$("$old" -govc "$govc" -count "$count" -size-mib "$size_mib" -concurrency "$concurrency" -progress-every 0)
+  grep -E '^(library|govc|ratio)' <<<"$out" | sed "s/^/  $rev: /"
+  line=$(grep '^library, concurrency' <<<"$out")
+  cpu=$(sed -E 's/.*CPU client +([0-9.]+)s.*/\1/' <<<"$line")
+  before=(-before-cpu-per-gib "$(awk -v c="$cpu" -v n="$count" -v m="$size_mib" 'BEGIN { printf "%.3f", c / (n * m / 1024) }')"
+    -before-label "$rev, measured just before")
+fi
+
+exec "$localbin/bench-ova" -govc "$govc" -count "$count" -size-mib "$size_mib" \
+  -concurrency "$concurrency" "${before[@]}" "$@"
