@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -73,18 +74,13 @@ func (e *Env) takeLease(ctx context.Context, l *config.Lease) (map[string]string
 		return nil, fmt.Errorf("no testbed leased, nothing was started: %w\nFix: check lease.url (BOSKOS_URL) and lease.type, "+
 			"or raise lease.acquireTimeout if the pool is busy", err)
 	}
-	vars, secrets, ignored := l.LeaseValues(r.UserData)
-	e.Redactor.Add(secrets...)
+	vars, secretKeys, ignored := l.LeaseValues(r.UserData)
 	rec := run.Lease{URL: l.URL, Type: l.Type, Name: r.Name, Owner: owner, Acquired: time.Now().UTC(),
-		WaitedSeconds: time.Since(start).Round(time.Millisecond).Seconds(), Values: map[string]string{}}
-	for k, v := range vars {
-		if isLeaseSecret(l, k) {
-			rec.SecretKeys = append(rec.SecretKeys, k)
-		} else {
-			rec.Values[k] = v
-		}
+		WaitedSeconds: time.Since(start).Round(time.Millisecond).Seconds(), Values: maps.Clone(vars), SecretKeys: secretKeys}
+	for _, k := range secretKeys {
+		e.Redactor.Add(vars[k])
+		delete(rec.Values, k)
 	}
-	sort.Strings(rec.SecretKeys)
 	if err := e.State.SetLease(rec); err != nil {
 		e.releaseNow(ctx, c, rec, boskos.Free, "the run could not record its lease")
 		return nil, fmt.Errorf("cannot record the lease in the state file: %w", err)
@@ -94,7 +90,11 @@ func (e *Env) takeLease(ctx context.Context, l *config.Lease) (map[string]string
 		_ = e.State.SetLeaseReleased("free")
 		return nil, err
 	}
-	p.Printf("acquired %s (%s) after %s; its user data sets %s", r.Name, l.Type, time.Since(start).Round(time.Second), keysOf(vars))
+	sets := "nothing"
+	if len(vars) > 0 {
+		sets = strings.Join(slices.Sorted(maps.Keys(vars)), ", ")
+	}
+	p.Printf("acquired %s (%s) after %s; its user data sets %s", r.Name, l.Type, time.Since(start).Round(time.Second), sets)
 	if len(ignored) > 0 {
 		p.Printf("user data keys not used: %s", strings.Join(ignored, "; "))
 	}
@@ -116,10 +116,7 @@ func (e *Env) reattachLease(ctx context.Context, rec *run.Lease, p wait.Printer)
 		return nil, fmt.Errorf("the kept run's testbed %s is not its lease any more: %w\nFix: the testbed may now be another run's; "+
 			"start a new run (what the kept run created is listed in %s)", rec.Name, err, e.State.Path())
 	}
-	vars := map[string]string{}
-	for k, v := range rec.Values {
-		vars[k] = v
-	}
+	vars := maps.Clone(rec.Values)
 	secrets, err := readLeaseSecrets(e.KubeconfigDir)
 	if err != nil && len(rec.SecretKeys) > 0 {
 		return nil, fmt.Errorf("the kept run's lease supplied %s, which were kept in %s: %w",
@@ -187,6 +184,17 @@ func (e *Env) stageContext(ctx context.Context) (context.Context, context.Cancel
 	return ctx, func() { stop(); cancel(context.Canceled) }
 }
 
+// end stops the heartbeat once; first is false when the lease was already
+// ended (released, kept, or given up), lost says whether Boskos took it.
+func (rl *runLease) end() (lost *boskos.LostError, first bool) {
+	rl.mu.Lock()
+	first, lost = !rl.done, rl.lost
+	rl.done = true
+	rl.mu.Unlock()
+	rl.stop()
+	return lost, first
+}
+
 func (e *Env) runLease() *runLease {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -202,15 +210,10 @@ func (e *Env) ReleaseLease(ctx context.Context) {
 	if rl == nil {
 		return
 	}
-	rl.mu.Lock()
-	if rl.done {
-		rl.mu.Unlock()
+	lost, first := rl.end()
+	if !first {
 		return
 	}
-	rl.done = true
-	lost := rl.lost
-	rl.mu.Unlock()
-	rl.stop()
 	p := wait.Printer{W: e.Out, Prefix: "[lease]"}
 	if lost != nil {
 		p.Printf("not releasing %s: %v", rl.rec.Name, lost)
@@ -227,17 +230,13 @@ func (e *Env) ReleaseLease(ctx context.Context) {
 		dest, reason = boskos.Dirty, leaseDirtyReason(outcome)
 	}
 	e.releaseNow(ctx, rl.client, rl.rec, dest, reason)
-	_ = os.Remove(filepath.Join(e.KubeconfigDir, leaseSecretsFile))
 }
 
 // stopHeartbeat ends the heartbeat and leaves the lease as the state
 // records it (a kept run that could not be resumed keeps its testbed).
 func (e *Env) stopHeartbeat() {
 	if rl := e.runLease(); rl != nil {
-		rl.mu.Lock()
-		rl.done = true
-		rl.mu.Unlock()
-		rl.stop()
+		rl.end()
 	}
 }
 
@@ -248,17 +247,15 @@ func (e *Env) releaseUnused(ctx context.Context) {
 	if rl == nil {
 		return
 	}
-	rl.mu.Lock()
-	rl.done = true
-	rl.mu.Unlock()
-	rl.stop()
+	rl.end()
 	e.releaseNow(ctx, rl.client, rl.rec, boskos.Free, "")
-	_ = os.Remove(filepath.Join(e.KubeconfigDir, leaseSecretsFile))
 }
 
 // releaseNow writes the run and the reason into the resource's user data
-// (an empty reason clears an earlier one) and releases it to dest.
+// (an empty reason clears an earlier one), releases it to dest, and removes
+// the secrets kept for a resume: whatever Boskos answers, the lease is over.
 func (e *Env) releaseNow(ctx context.Context, c *boskos.Client, rec run.Lease, dest, reason string) {
+	defer os.Remove(filepath.Join(e.KubeconfigDir, leaseSecretsFile))
 	p := wait.Printer{W: e.Out, Prefix: "[lease]"}
 	ctx = context.WithoutCancel(ctx) // Ctrl-C is why many runs release: do it anyway
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
@@ -300,27 +297,6 @@ func leaseDirtyReason(outcome string) string {
 	return "cleanup " + outcome
 }
 
-func isLeaseSecret(l *config.Lease, k string) bool {
-	for _, s := range l.SecretKeys {
-		if s == k {
-			return true
-		}
-	}
-	return false
-}
-
-func keysOf(m map[string]string) string {
-	if len(m) == 0 {
-		return "nothing"
-	}
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return strings.Join(ks, ", ")
-}
-
 func writeLeaseSecrets(dir string, vars map[string]string, keys []string) error {
 	if len(keys) == 0 {
 		return nil
@@ -359,13 +335,10 @@ func ReleaseKeptLease(ctx context.Context, st *run.State, out io.Writer) {
 	if !rec.Held() {
 		return
 	}
-	e := &Env{State: st, Redactor: redact.New(), Out: out}
+	e := &Env{State: st, Redactor: redact.New(), Out: out, KubeconfigDir: kubeconfigDir(st.RunID)}
 	dest, reason := boskos.Free, ""
 	if outcome := st.CleanupOutcome(); outcome != "done: nothing left" {
 		dest, reason = boskos.Dirty, leaseDirtyReason(outcome)
 	}
 	e.releaseNow(ctx, &boskos.Client{URL: rec.URL}, *rec, dest, reason)
-	if base, err := os.UserCacheDir(); err == nil {
-		_ = os.Remove(filepath.Join(base, "tkg-e2e", st.RunID, leaseSecretsFile))
-	}
 }

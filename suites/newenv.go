@@ -82,11 +82,7 @@ func NewEnv(o EnvOptions) (*Env, error) {
 	if o.Resume {
 		env.Printf("resuming %s", env.State.Describe())
 	}
-	base, err := os.UserCacheDir()
-	if err != nil {
-		base = os.TempDir()
-	}
-	env.KubeconfigDir = filepath.Join(base, "tkg-e2e", env.State.RunID)
+	env.KubeconfigDir = kubeconfigDir(env.State.RunID)
 	if err := os.MkdirAll(env.KubeconfigDir, 0o700); err != nil {
 		return env, fmt.Errorf("cannot create the kubeconfig folder %s: %w", env.KubeconfigDir, err)
 	}
@@ -135,6 +131,16 @@ func NewEnv(o EnvOptions) (*Env, error) {
 		}
 	}
 	return env, nil
+}
+
+// kubeconfigDir is a run's private folder outside the artifacts: its
+// kubeconfigs, clusterctl configs and lease secrets.
+func kubeconfigDir(runID string) string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "tkg-e2e", runID)
 }
 
 // keptNames are the cluster names, by role, that the run state recorded.

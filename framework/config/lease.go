@@ -46,16 +46,9 @@ func (l *Lease) validate(add func(key, msg, fix string)) {
 	if u, err := url.Parse(l.URL); l.URL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		add("lease.url", fmt.Sprintf("%q is not a Boskos URL", l.URL), "set lease.url (or BOSKOS_URL with make e2e LEASE=<url>) to the server's http(s)://host:port")
 	}
-	durations := []struct{ key, v, eg string }{
-		{"lease.acquireTimeout", l.AcquireTimeout, "30m"},
-		{"lease.acquirePoll", l.AcquirePoll, "10s"},
-		{"lease.heartbeat", l.Heartbeat, "30s"},
-	}
-	for _, d := range durations {
-		if v, err := time.ParseDuration(d.v); err != nil || v <= 0 {
-			add(d.key, fmt.Sprintf("%q is not a positive duration", d.v), "write a Go duration, e.g. "+d.eg)
-		}
-	}
+	checkPositiveDuration(add, "lease.acquireTimeout", l.AcquireTimeout, "30m")
+	checkPositiveDuration(add, "lease.acquirePoll", l.AcquirePoll, "10s")
+	checkPositiveDuration(add, "lease.heartbeat", l.Heartbeat, "30s")
 	for i, k := range l.SecretKeys {
 		if !varName.MatchString(k) {
 			add(fmt.Sprintf("lease.secretKeys[%d]", i), fmt.Sprintf("%q is not a variable name", k), "list user data keys such as VSPHERE_PASSWORD")
@@ -69,16 +62,12 @@ func (l *Lease) AcquireTimeoutDuration() time.Duration { return mustDuration(l.A
 func (l *Lease) AcquirePollDuration() time.Duration    { return mustDuration(l.AcquirePoll) }
 func (l *Lease) HeartbeatDuration() time.Duration      { return mustDuration(l.Heartbeat) }
 
-func mustDuration(s string) time.Duration {
-	d, _ := time.ParseDuration(s)
-	return d
-}
-
 // LeaseValues splits a leased resource's user data into the variables the
 // run uses (every well-formed name, and the secret-named ones only when
-// secretKeys lists them), the secrets among them (for the redactor), and
-// the keys it ignored with the reason, sorted.
-func (l *Lease) LeaseValues(userData map[string]string) (vars map[string]string, secrets []string, ignored []string) {
+// secretKeys lists them), the names of the secret ones among them (for the
+// redactor and the state file), and the keys it ignored with the reason,
+// sorted.
+func (l *Lease) LeaseValues(userData map[string]string) (vars map[string]string, secretKeys []string, ignored []string) {
 	vars = map[string]string{}
 	keys := make([]string, 0, len(userData))
 	for k := range userData {
@@ -93,14 +82,12 @@ func (l *Lease) LeaseValues(userData map[string]string) (vars map[string]string,
 			continue
 		case slices.Contains(l.SecretKeys, k):
 			vars[k] = v
-			if v != "" {
-				secrets = append(secrets, v)
-			}
+			secretKeys = append(secretKeys, k)
 		case secretVariable(k):
 			ignored = append(ignored, k+" (a secret: lease.secretKeys does not list it)")
 		default:
 			vars[k] = v
 		}
 	}
-	return vars, secrets, ignored
+	return vars, secretKeys, ignored
 }

@@ -52,7 +52,7 @@ func TestLeaseSectionProblemsAreNotDeferred(t *testing.T) {
 
 func TestLeaseValuesTakeSecretsOnlyWhenListed(t *testing.T) {
 	l := &Lease{SecretKeys: []string{"VSPHERE_PASSWORD"}}
-	vars, secrets, ignored := l.LeaseValues(map[string]string{
+	vars, secretKeys, ignored := l.LeaseValues(map[string]string{
 		"VSPHERE_SERVER": "vc.example", "VSPHERE_PASSWORD": "s3cret-pw", "GITHUB_TOKEN": "tok-123456",
 		"tkg-e2e-dirty-reason": "x",
 	})
@@ -65,8 +65,8 @@ func TestLeaseValuesTakeSecretsOnlyWhenListed(t *testing.T) {
 	if _, ok := vars["tkg-e2e-dirty-reason"]; ok {
 		t.Error("a key that is not a variable name was used")
 	}
-	if !slices.Equal(secrets, []string{"s3cret-pw"}) {
-		t.Errorf("secrets = %v", secrets)
+	if !slices.Equal(secretKeys, []string{"VSPHERE_PASSWORD"}) {
+		t.Errorf("secretKeys = %v", secretKeys)
 	}
 	if len(ignored) != 1 || !strings.HasPrefix(ignored[0], "GITHUB_TOKEN") {
 		t.Errorf("ignored = %v", ignored)

@@ -115,8 +115,8 @@ func (c *Config) validate(idx nodeIndex) Problems {
 	}
 	if c.Timeout == "" {
 		add("timeout", "timeout is required (it bounds the whole suite)", `set e.g. timeout: 75m`)
-	} else if d, err := time.ParseDuration(c.Timeout); err != nil || d <= 0 {
-		add("timeout", fmt.Sprintf("%q is not a positive duration", c.Timeout), `write a Go duration, e.g. 75m`)
+	} else {
+		checkPositiveDuration(add, "timeout", c.Timeout, "75m")
 	}
 	probs = append(probs, c.validateIntervals(idx)...)
 
@@ -143,9 +143,7 @@ func (c *Config) validate(idx nodeIndex) Problems {
 	if !quantity.MatchString(c.Artifacts.MaxFileSize) {
 		add("artifacts.maxFileSize", fmt.Sprintf("%q is not a size", c.Artifacts.MaxFileSize), "write bytes or a number with Ki, Mi or Gi, e.g. 10Mi")
 	}
-	if d, err := time.ParseDuration(c.Artifacts.ItemTimeout); err != nil || d <= 0 {
-		add("artifacts.itemTimeout", fmt.Sprintf("%q is not a positive duration", c.Artifacts.ItemTimeout), "write a Go duration, e.g. 30s")
-	}
+	checkPositiveDuration(add, "artifacts.itemTimeout", c.Artifacts.ItemTimeout, "30s")
 	return probs
 }
 
@@ -381,14 +379,22 @@ func parseQuantity(q string) int64 {
 }
 
 // ItemTimeoutDuration parses artifacts.itemTimeout.
-func (a Artifacts) ItemTimeoutDuration() time.Duration {
-	d, _ := time.ParseDuration(a.ItemTimeout)
-	return d
-}
+func (a Artifacts) ItemTimeoutDuration() time.Duration { return mustDuration(a.ItemTimeout) }
 
 // SuiteTimeout parses timeout.
-func (c *Config) SuiteTimeout() time.Duration {
-	d, _ := time.ParseDuration(c.Timeout)
+func (c *Config) SuiteTimeout() time.Duration { return mustDuration(c.Timeout) }
+
+// checkPositiveDuration reports a value at key that is not a positive Go
+// duration, with an example of one.
+func checkPositiveDuration(add func(key, msg, fix string), key, v, example string) {
+	if d, err := time.ParseDuration(v); err != nil || d <= 0 {
+		add(key, fmt.Sprintf("%q is not a positive duration", v), "write a Go duration, e.g. "+example)
+	}
+}
+
+// mustDuration parses a duration validation has already checked.
+func mustDuration(s string) time.Duration {
+	d, _ := time.ParseDuration(s)
 	return d
 }
 
