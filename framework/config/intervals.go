@@ -81,6 +81,22 @@ func (c *Config) validateIntervals(idx nodeIndex) Problems {
 			known[k] = true
 		}
 	}
+	// A driver's keys are known to every profile (one profile can switch
+	// drivers), and a scope accepts the keys any driver reads in it.
+	scopeKeys := func(scope string) []string {
+		keys := slices.Clone(registry[scope])
+		for _, byScope := range c.driverIntervalKeys {
+			keys = append(keys, byScope[scope]...)
+		}
+		return keys
+	}
+	for _, byScope := range c.driverIntervalKeys {
+		for _, keys := range byScope {
+			for _, k := range keys {
+				known[k] = true
+			}
+		}
+	}
 	scopes := append([]string{"default"}, slices.Sorted(maps.Keys(registry))...)
 	for _, name := range slices.Sorted(maps.Keys(c.Intervals)) {
 		at := idx.at("intervals[" + name + "]")
@@ -93,27 +109,42 @@ func (c *Config) validateIntervals(idx nodeIndex) Problems {
 			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown scope %q", scope), "use one of: "+strings.Join(scopes, ", ")))
 		case !known[key]:
 			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown interval key %q%s", key, strictjson.Suggest(key, slices.Collect(maps.Keys(known)))), "known keys: "+strings.Join(slices.Sorted(maps.Keys(known)), ", ")))
-		case scope != "default" && !slices.Contains(registry[scope], key):
-			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("stage %s does not use %q", scope, key), fmt.Sprintf("%s uses: %s", scope, strings.Join(registry[scope], ", "))))
+		case scope != "default" && !slices.Contains(scopeKeys(scope), key):
+			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("stage %s does not use %q", scope, key), fmt.Sprintf("%s uses: %s", scope, strings.Join(scopeKeys(scope), ", "))))
 		}
 		if _, err := parseInterval(c.Intervals[name]); err != nil {
 			probs = append(probs, at.problem("intervals["+name+"]", err.Error(), `write Go durations, e.g. ["10m", "10s"]`))
 		}
 	}
 	var missing []string
-	for scope, keys := range registry {
-		for _, k := range keys {
-			_, a := c.Intervals[scope+"/"+k]
-			_, b := c.Intervals["default/"+k]
-			if !a && !b {
-				missing = append(missing, scope+"/"+k)
+	required := func(byScope map[string][]string) {
+		for scope, keys := range byScope {
+			for _, k := range keys {
+				_, a := c.Intervals[scope+"/"+k]
+				_, b := c.Intervals["default/"+k]
+				if !a && !b && !slices.Contains(missing, scope+"/"+k) {
+					missing = append(missing, scope+"/"+k)
+				}
 			}
 		}
 	}
+	required(registry)
+	var driverMissing []string
+	if byScope := c.driverIntervalKeys[c.Driver]; len(byScope) > 0 {
+		before := len(missing)
+		required(byScope)
+		driverMissing = missing[before:]
+		missing = missing[:before]
+	}
 	sort.Strings(missing)
+	sort.Strings(driverMissing)
 	if len(missing) > 0 {
 		probs = append(probs, idx.at("intervals").problem("intervals", "no interval for: "+strings.Join(missing, ", "),
 			"add default/<key> (or stage/<key>) entries; config/local.yaml lists them all"))
+	}
+	if len(driverMissing) > 0 {
+		probs = append(probs, idx.at("intervals").problem("intervals", fmt.Sprintf("driver: %s reads intervals the profile does not set: %s", c.Driver, strings.Join(driverMissing, ", ")),
+			"add default/<key> (or stage/<key>) entries; config/local.yaml lists the tanzu driver's too"))
 	}
 	return probs
 }

@@ -30,6 +30,10 @@ type LoadOptions struct {
 	// (stages.Registry.IntervalKeys): each must resolve, and any other key
 	// is reported as unknown.
 	Intervals map[string][]string
+	// DriverIntervals are the interval keys only one driver reads (driver →
+	// scope → keys; the stage registry's DriverIntervalKeys): known to every
+	// profile, required to resolve only with that driver.
+	DriverIntervals map[string]map[string][]string
 	// LeaseValues are the variables a leased testbed's user data supplies
 	// (Lease.LeaseValues); they win over the environment, as an overrides
 	// file would. Nil on a config with a lease section means not leased yet:
@@ -116,6 +120,7 @@ func Load(opts LoadOptions) (*Config, error) {
 	abs, _ := filepath.Abs(opts.Path)
 	cfg.Source = abs
 	cfg.intervalKeys = opts.Intervals
+	cfg.driverIntervalKeys = opts.DriverIntervals
 	cfg.Overrides = opts.Overrides
 	// Environment values win over the file's variables (Cluster API's rule),
 	// and clusterctl reads the same map.
@@ -126,6 +131,7 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 	cfg.defaults()
 	cfg.resolvePaths(idx)
+	cfg.resolveTanzuCLI(idx, lookupEnv)
 	later := cfg.validate(idx)
 	if len(deferredKeys) > 0 {
 		// A value the lease will supply is empty until then: its "required"

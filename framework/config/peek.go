@@ -27,3 +27,25 @@ func PeekProfile(path string, overrides []string) string {
 	}
 	return profile
 }
+
+// PeekDriver returns the driver key of a config and its overrides (the last
+// one that sets it wins; clusterctl when none does) without loading
+// anything, for the Ginkgo tree, which is built before the config is loaded
+// and declares each stage's spec for the run's driver. The key is read as
+// written: NewEnv checks the loaded config agrees.
+func PeekDriver(path string, overrides []string) string {
+	driver := DriverClusterctl
+	for _, p := range append([]string{path}, overrides...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var doc struct {
+			Driver string `yaml:"driver"`
+		}
+		if yaml.Unmarshal(b, &doc) == nil && doc.Driver != "" {
+			driver = doc.Driver
+		}
+	}
+	return driver
+}

@@ -14,6 +14,12 @@ package config
 type Config struct {
 	// Profile is "local" (vcsim + kind + CAPD) or "vsphere" (a real vCenter).
 	Profile string `yaml:"profile"`
+	// Driver makes the clusters: "clusterctl" (the default: kind, clusterctl
+	// and Cluster API, driven by the harness) or "tanzu" (the user's tanzu
+	// CLI, as TKG users create clusters; see the tanzu section).
+	Driver string `yaml:"driver"`
+	// Tanzu configures the tanzu driver; read only with driver: tanzu.
+	Tanzu Tanzu `yaml:"tanzu"`
 	// Timeout bounds the whole suite (ginkgo --timeout), e.g. "75m".
 	Timeout string `yaml:"timeout"`
 	// Variables are defaults for ${VAR} references and are passed to clusterctl;
@@ -57,8 +63,30 @@ type Config struct {
 	// expects from the leased testbed's user data (loaded without it yet).
 	DeferredVariables []string `yaml:"-"`
 
-	// intervalKeys is the registry the intervals were validated against.
-	intervalKeys map[string][]string
+	// intervalKeys is the registry the intervals were validated against;
+	// driverIntervalKeys the keys only a driver reads (driver → scope → keys).
+	intervalKeys       map[string][]string
+	driverIntervalKeys map[string]map[string][]string
+}
+
+// Tanzu configures the tanzu driver (framework/tanzu).
+type Tanzu struct {
+	// CLI is the tanzu binary; empty reads TANZU_CLI from the environment.
+	// A bare name is looked up in PATH; a relative path is relative to the
+	// file that sets it.
+	CLI string `yaml:"cli"`
+	// Verbosity is the CLI's -v; 0 means 9, what seed 000 ran with and what
+	// the transcript's phase markers need.
+	Verbosity int `yaml:"verbosity"`
+	// KillGrace is how long the CLI's process group has between SIGINT (at
+	// a timeout or Ctrl-C) and SIGKILL, e.g. "30s" (the default).
+	KillGrace string `yaml:"killGrace"`
+	// ConfigValues are extra TKG cluster configuration variables written
+	// into every cluster configuration file the driver generates
+	// (CLUSTER_PLAN, CONTROL_PLANE_MACHINE_TYPE, ...). The keys the harness
+	// derives from the profile (CLUSTER_NAME, NAMESPACE, the vCenter
+	// credentials) cannot be set here.
+	ConfigValues map[string]string `yaml:"configValues"`
 }
 
 // Image is a container image to make available to the clusters.

@@ -56,6 +56,7 @@ func (c *Config) defaults() {
 		c.Artifacts.ItemTimeout = "30s"
 	}
 	c.Lease.defaults()
+	c.defaultDriver()
 }
 
 // resolvePaths makes relative file paths absolute against the directory of the
@@ -118,6 +119,7 @@ func (c *Config) validate(idx nodeIndex) Problems {
 	} else {
 		checkPositiveDuration(add, "timeout", c.Timeout, "75m")
 	}
+	probs = append(probs, c.validateDriver(idx)...)
 	probs = append(probs, c.validateIntervals(idx)...)
 
 	validateImages(add, "images", c.Images, "registry.k8s.io/cluster-api/cluster-api-controller:v1.14.0")
