@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/suites"
 )
@@ -48,6 +49,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		ArtifactFolder: folder, Resume: *resume, ResumeForeign: *resumeForeign, SkipCleanup: *skipCleanup, Out: GinkgoWriter,
 		Context: ctx})
 	Expect(err).NotTo(HaveOccurred())
+	Expect(env.Config.Driver).To(Equal(config.PeekDriver(*configPath, overrides)),
+		"the Ginkgo tree was built for the driver the profile's driver: key says as written; write it as clusterctl or tanzu, not through a variable")
 	Expect(suites.SuiteSetup(ctx, env)).To(Succeed(), "preflight")
 })
 

@@ -59,7 +59,8 @@ func loadVSphere(t *testing.T, env map[string]string) (*config.Config, error) {
 	for k, v := range env {
 		t.Setenv(k, v)
 	}
-	return config.Load(config.LoadOptions{Path: "../config/vsphere.yaml", Intervals: suites.Lifecycle.IntervalKeys()})
+	return config.Load(config.LoadOptions{Path: "../config/vsphere.yaml", Intervals: suites.Lifecycle.IntervalKeys(),
+		DriverIntervals: suites.Lifecycle.DriverIntervalKeys()})
 }
 
 func siteEnv(t *testing.T) map[string]string {

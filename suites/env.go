@@ -24,6 +24,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/redact"
 	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/tanzu"
 	"github.com/tkg-e2e/harness/framework/vsphere"
 )
 
@@ -64,6 +65,8 @@ type Env struct {
 	closers            []closer
 	// lease is the Boskos testbed the run holds (profile lease:), nil without one.
 	lease *runLease
+	// tanzuResults are the tanzu driver's last command per role (tanzu_checks.go).
+	tanzuResults map[string]*tanzu.Result
 }
 
 // Reports are what the stages and the collectors leave for the run's reports.

@@ -57,13 +57,15 @@ func NewEnv(o EnvOptions) (*Env, error) {
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return env, fmt.Errorf("cannot create the artifacts folder %s: %w", folder, err)
 	}
-	cfg, err := config.Load(config.LoadOptions{Path: o.ConfigPath, Overrides: o.Overrides, Intervals: o.Registry.IntervalKeys()})
+	cfg, err := config.Load(config.LoadOptions{Path: o.ConfigPath, Overrides: o.Overrides, Intervals: o.Registry.IntervalKeys(),
+		DriverIntervals: o.Registry.DriverIntervalKeys()})
 	if err != nil {
 		return env, fmt.Errorf("the harness config is not valid:\n%w", err)
 	}
 	env.Config = cfg
-	// Some needs hold on one profile only (CAPV clusters need the ova stage).
-	env.Registry = o.Registry.ForProfile(cfg.Profile)
+	// Some needs hold on one profile only (CAPV clusters need the ova stage);
+	// the driver binds the cluster stages to its own specs.
+	env.Registry = o.Registry.ForProfile(cfg.Profile).ForDriver(cfg.Driver)
 	env.Redactor.Add(cfg.Secrets()...)
 
 	// Opening the run takes its lock for the life of the process: a second
@@ -99,7 +101,7 @@ func NewEnv(o EnvOptions) (*Env, error) {
 			return env, err
 		}
 		leased, err := config.Load(config.LoadOptions{Path: o.ConfigPath, Overrides: o.Overrides,
-			Intervals: o.Registry.IntervalKeys(), LeaseValues: vars})
+			Intervals: o.Registry.IntervalKeys(), DriverIntervals: o.Registry.DriverIntervalKeys(), LeaseValues: vars})
 		if err != nil {
 			env.Config = nil
 			name := env.State.LeaseRecord().Name

@@ -74,6 +74,11 @@ type CleanupOptions struct {
 	SelfHosted clusters.SelfHostedFunc
 	// DeleteTemplates: ova.deleteTemplates (templates are kept by default).
 	DeleteTemplates bool
+	// Tanzu is the run's tanzu CLI when the profile's driver is tanzu (its
+	// clusters are deleted with it, each command bounded by TanzuTimeout);
+	// nil otherwise.
+	Tanzu        *TanzuCLI
+	TanzuTimeout time.Duration
 }
 
 // StageCleanup is a stage's part of the cleanup.

@@ -51,7 +51,7 @@ func TestAddingAStageIsOneEntry(t *testing.T) {
 	}
 	// The shipped profile validates against the new registry: the stage's
 	// key falls back to default/wait-pods.
-	if _, err := config.Load(config.LoadOptions{Path: "../config/local.yaml", Intervals: r.IntervalKeys()}); err != nil {
+	if _, err := config.Load(config.LoadOptions{Path: "../config/local.yaml", Intervals: r.IntervalKeys(), DriverIntervals: r.DriverIntervalKeys()}); err != nil {
 		t.Errorf("config/local.yaml against the registry with scratch: %v", err)
 	}
 }
@@ -83,7 +83,7 @@ func TestShippedProfilesLoad(t *testing.T) {
 		t.Setenv(k, v)
 	}
 	for _, p := range []string{"../config/local.yaml", "../config/vsphere.yaml"} {
-		if _, err := config.Load(config.LoadOptions{Path: p, Intervals: keys}); err != nil {
+		if _, err := config.Load(config.LoadOptions{Path: p, Intervals: keys, DriverIntervals: suites.Lifecycle.DriverIntervalKeys()}); err != nil {
 			t.Errorf("%s does not load against the stage registry:\n%v", p, err)
 		}
 	}
@@ -91,7 +91,7 @@ func TestShippedProfilesLoad(t *testing.T) {
 	for k, v := range keys {
 		shrunk[k] = slices.DeleteFunc(slices.Clone(v), func(s string) bool { return s == "settle-after" })
 	}
-	_, err := config.Load(config.LoadOptions{Path: "../config/local.yaml", Intervals: shrunk})
+	_, err := config.Load(config.LoadOptions{Path: "../config/local.yaml", Intervals: shrunk, DriverIntervals: suites.Lifecycle.DriverIntervalKeys()})
 	if err == nil || !strings.Contains(err.Error(), `unknown interval key "settle-after"`) {
 		t.Errorf("a key no stage registers was accepted: %v", err)
 	}

@@ -123,5 +123,9 @@ func (env *Env) CleanupOptions() CleanupOptions {
 		o.Placement = placementOf(env.Config)
 		o.DeleteTemplates = env.Config.OVA.DeleteTemplates
 	}
+	if env.Config != nil && env.Config.UsesTanzu() {
+		o.Tanzu, _ = env.TanzuCLI()
+		o.TanzuTimeout = env.Interval(ScopeCleanup, "tanzu-delete").Timeout
+	}
 	return o
 }

@@ -77,7 +77,8 @@ func loadFlags(name string, args []string, stderr io.Writer) (*config.Config, []
 			ov = append(ov, o)
 		}
 	}
-	cfg, err := config.Load(config.LoadOptions{Path: *path, Overrides: ov, Intervals: suites.Lifecycle.IntervalKeys()})
+	cfg, err := config.Load(config.LoadOptions{Path: *path, Overrides: ov, Intervals: suites.Lifecycle.IntervalKeys(),
+		DriverIntervals: suites.Lifecycle.DriverIntervalKeys()})
 	return cfg, fs.Args(), err
 }
 
@@ -151,7 +152,7 @@ func plan(args []string, stdout, stderr io.Writer) int {
 		if *overrides != "" {
 			ov = strings.Split(*overrides, ",")
 		}
-		reg = reg.ForProfile(config.PeekProfile(*cfgPath, ov))
+		reg = reg.ForProfile(config.PeekProfile(*cfgPath, ov)).ForDriver(config.PeekDriver(*cfgPath, ov))
 	}
 	names := strings.Fields(*sel)
 	if words := focusStages(*focus); len(words) > 0 {

@@ -1,0 +1,179 @@
+package suites
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/tkg-e2e/harness/framework/redact"
+	"github.com/tkg-e2e/harness/framework/tanzu"
+)
+
+// TanzuCLI is the run's tanzu CLI: the binary, the run-local HOME it runs
+// with, and where its transcripts go. Env.TanzuCLI builds it from the
+// profile; the stages and the cleanup run every command through Run.
+type TanzuCLI struct {
+	// CLI is the tanzu binary (tanzu.cli or TANZU_CLI).
+	CLI string
+	// Home is the CLI's HOME: it writes ~/.kube-tkg, ~/.config/tanzu and
+	// merges into ~/.kube/config, which must be the run's, not the user's.
+	// It lives beside the kubeconfigs, outside the artifacts (it holds keys).
+	Home string
+	// WorkDir holds the transcripts as they are written (redacted already),
+	// and the cluster configuration files (0600, removed after each command).
+	WorkDir string
+	// ArtifactFolder is the run's artifacts folder: configuration files are
+	// refused inside it; transcripts are copied into its tanzu/ folder.
+	ArtifactFolder string
+	Verbosity      int
+	KillGrace      time.Duration
+	Redactor       *redact.Redactor
+	Out            io.Writer
+	// CopyArtifact copies a finished transcript into the artifacts (rel is
+	// relative to the artifacts folder); WriteArtifactJSON writes the
+	// command's Result beside it. Nil in tests that check the work folder.
+	CopyArtifact      func(rel, src string) error
+	WriteArtifactJSON func(rel string, v any) error
+	// Env is added to the CLI's environment after HOME.
+	Env []string
+}
+
+// TanzuCLI returns the run's tanzu CLI, or an error when the profile's
+// driver is not tanzu.
+func (e *Env) TanzuCLI() (*TanzuCLI, error) {
+	if e.Config == nil || !e.Config.UsesTanzu() {
+		return nil, errors.New("the profile's driver is not tanzu: set driver: tanzu and tanzu.cli (or TANZU_CLI)")
+	}
+	t := &TanzuCLI{CLI: e.Config.Tanzu.CLI, Home: filepath.Join(e.KubeconfigDir, "tanzu-home"),
+		WorkDir: filepath.Join(e.KubeconfigDir, "tanzu"), ArtifactFolder: e.ArtifactFolder,
+		Verbosity: e.Config.Tanzu.Verbosity, KillGrace: e.Config.Tanzu.KillGraceDuration(), Redactor: e.Redactor, Out: e.Out}
+	t.CopyArtifact = func(rel, src string) error {
+		w, err := e.newWriter(e.ArtifactFolder)
+		if err != nil {
+			return err
+		}
+		return w.CopyFile(rel, src)
+	}
+	t.WriteArtifactJSON = func(rel string, v any) error {
+		w, err := e.newWriter(e.ArtifactFolder)
+		if err != nil {
+			return err
+		}
+		return w.WriteJSON(rel, v)
+	}
+	// The CLI finds its plugins under XDG_DATA_HOME (~/.local/share/tanzu-cli):
+	// with HOME moved, point it at the user's, so the plugins the user
+	// installed are the ones that run.
+	if _, set := os.LookupEnv("XDG_DATA_HOME"); !set {
+		if home, err := os.UserHomeDir(); err == nil {
+			t.Env = append(t.Env, "XDG_DATA_HOME="+filepath.Join(home, ".local", "share"))
+		}
+	}
+	return t, nil
+}
+
+// deleteHint is what a person runs to do a command by hand, with the
+// run's HOME (the CLI knows the management cluster from it).
+func (t *TanzuCLI) deleteHint(args []string) string {
+	s := "HOME=" + t.Home + " " + t.CLI
+	for _, a := range args {
+		s += " " + a
+	}
+	return s
+}
+
+// TanzuCommandError is a tanzu command that failed: its classified
+// Failure, rendered as Markdown so the stage's failure message (and
+// SUMMARY.md, which quotes it) shows the kind, the phase and the lines that
+// matter, and where the whole transcript is.
+type TanzuCommandError struct {
+	Failure *tanzu.Failure
+	// Transcript is the transcript's path relative to the artifacts folder.
+	Transcript string
+	err        error
+}
+
+func (e *TanzuCommandError) Error() string {
+	s := e.Failure.Markdown()
+	if e.Transcript != "" {
+		s += "\nThe whole transcript: " + e.Transcript + " in the artifacts folder.\n"
+	}
+	// Errors beside the failure (a transcript that could not be written).
+	var others []string
+	for _, x := range unjoin(e.err) {
+		if !errors.Is(x, e.Failure) {
+			others = append(others, x.Error())
+		}
+	}
+	for _, o := range others {
+		s += "\nalso: " + o
+	}
+	return s
+}
+
+func (e *TanzuCommandError) Unwrap() error { return e.err }
+
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{err}
+}
+
+// Run runs one tanzu command, its transcript named name (tanzu/<name>.log
+// in the artifacts, copied there however the command ended), with the
+// phases printed as they end. A failed command's error is a
+// *TanzuCommandError.
+func (t *TanzuCLI) Run(ctx context.Context, name string, args []string, timeout time.Duration, hooks tanzu.Hooks, prefix string) (*tanzu.Result, error) {
+	if err := os.MkdirAll(t.Home, 0o700); err != nil {
+		return nil, fmt.Errorf("tanzu: the CLI's HOME: %w", err)
+	}
+	transcript := filepath.Join(t.WorkDir, "transcripts", name+".log")
+	rel := filepath.Join("tanzu", name+".log")
+	onPhase := hooks.OnPhase
+	hooks.OnPhase = func(p tanzu.Phase) {
+		fmt.Fprintf(t.Out, "%s tanzu phase %-22s %6.1fs\n", prefix, p.Name, p.Duration.Seconds())
+		if onPhase != nil {
+			onPhase(p)
+		}
+	}
+	fmt.Fprintf(t.Out, "%s running %s (transcript: %s)\n", prefix, t.Redactor.String(t.deleteHint(args)), rel)
+	res, err := tanzu.Run(ctx, tanzu.RunInput{CLI: t.CLI, Args: args, Env: append([]string{"HOME=" + t.Home}, t.Env...),
+		Transcript: transcript, Redactor: t.Redactor, Timeout: timeout, KillGrace: t.KillGrace, Hooks: hooks})
+	if res == nil {
+		return nil, err
+	}
+	// The transcript on disk is redacted already; the copy is capped and
+	// listed with the other artifacts.
+	if t.CopyArtifact != nil {
+		if cerr := t.CopyArtifact(rel, transcript); cerr != nil {
+			fmt.Fprintf(t.Out, "%s copying the transcript into the artifacts: %v\n", prefix, cerr)
+		}
+	}
+	if t.WriteArtifactJSON != nil {
+		if jerr := t.WriteArtifactJSON(filepath.Join("tanzu", name+".result.json"), res); jerr != nil {
+			fmt.Fprintf(t.Out, "%s writing the command's result into the artifacts: %v\n", prefix, jerr)
+		}
+	}
+	if res.Failure != nil {
+		return res, &TanzuCommandError{Failure: res.Failure, Transcript: rel, err: err}
+	}
+	return res, err
+}
+
+// phaseSteps are a command's phases as a stage's timed steps (StepEntries),
+// named tanzu/<phase>.
+func phaseSteps(ps []tanzu.Phase) []Step {
+	out := make([]Step, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, Step{Name: "tanzu/" + p.Name, Duration: p.Duration})
+	}
+	return out
+}
