@@ -153,11 +153,13 @@ type TanzuManagementInput struct {
 	RecordKind func(ctx context.Context, name string) error
 }
 
-func (in TanzuManagementInput) validate() error {
-	return inputErrors(in.Env, unless(in.CLI != nil, "CLI is required: the profile's driver must be tanzu (Env.TanzuCLI)"),
+func (in TanzuManagementInput) validate() error { return inputErrors(in.Env, in.problems()...) }
+
+func (in TanzuManagementInput) problems() []string {
+	return []string{unless(in.CLI != nil, "CLI is required: the profile's driver must be tanzu (Env.TanzuCLI)"),
 		unless(in.Cluster.Name != "", "the management cluster's name is required (clusters.management.name)"),
 		unless(in.Values["CLUSTER_NAME"] == in.Cluster.Name, fmt.Sprintf("Values CLUSTER_NAME %q is not the cluster's name %q", in.Values["CLUSTER_NAME"], in.Cluster.Name)),
-		unless(in.Timeout > 0, "Timeout must be positive (interval management/tanzu-create)"))
+		unless(in.Timeout > 0, "Timeout must be positive (interval management/tanzu-create)")}
 }
 
 // TanzuManagementCreate runs `tanzu management-cluster create` with a
@@ -265,7 +267,7 @@ type TanzuManagementSpecInput struct {
 func (in TanzuManagementSpecInput) stage() (*Env, string) { return in.Env, "management" }
 
 func (in TanzuManagementSpecInput) validate() error {
-	return errors.Join(in.TanzuManagementInput.validate(), unless2(in.Ready.Timeout > 0, "Ready.Timeout must be positive (interval management/wait-cluster)"))
+	return inputErrors(in.Env, append(in.problems(), unless(in.Ready.Timeout > 0, "Ready.Timeout must be positive (interval management/wait-cluster)"))...)
 }
 
 // TanzuManagementSpec runs `tanzu management-cluster create`, reports its
@@ -598,11 +600,4 @@ func phaseTable(res *tanzu.Result) string {
 		fmt.Fprintf(&b, "  %-24s %8.1fs  %s\n", p.Name, p.Duration.Seconds(), p.Marker)
 	}
 	return b.String()
-}
-
-func unless2(ok bool, msg string) error {
-	if ok {
-		return nil
-	}
-	return errors.New(msg)
 }

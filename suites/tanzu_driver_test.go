@@ -335,3 +335,16 @@ func TestKindClusterNameFromTheAnnouncedKubeconfig(t *testing.T) {
 		t.Errorf("a non-kind kubeconfig: %v", err)
 	}
 }
+
+func TestTanzuManagementInputIsChecked(t *testing.T) {
+	env, _ := tanzuEnv(t)
+	_, err := TanzuManagementCreate(runCtx(t), TanzuManagementInput{Env: env, Cluster: env.Config.Clusters.Management})
+	for _, want := range []string{"CLI is required", "Values CLUSTER_NAME", "interval management/tanzu-create"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("an empty input: want %q in %v", want, err)
+		}
+	}
+	if _, ok := env.State.Resource(TanzuManagementKind, env.Config.Clusters.Management.Name); ok {
+		t.Error("a rejected input recorded a cluster in the run state")
+	}
+}
