@@ -353,3 +353,24 @@ func TestTempFilesAreUniqueAndCleaned(t *testing.T) {
 		t.Fatalf("interleaved write: %q...", b[:20])
 	}
 }
+
+func TestStageStepsAreKeptPerStageRun(t *testing.T) {
+	s, err := New(filepath.Join(t.TempDir(), "run"), "run", "local", "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SetStageSteps("management", []StepTiming{{Name: "x"}}); err == nil {
+		t.Error("steps of a stage that has not started were accepted")
+	}
+	must(t, s.StartStage("management"))
+	must(t, s.SetStageSteps("management", []StepTiming{{Name: "tanzu/prepare", Seconds: 1}}))
+	if got := s.StageSteps(); len(got["management"]) != 1 || got["management"][0].Name != "tanzu/prepare" {
+		t.Errorf("StageSteps = %+v", got)
+	}
+	// A stage that runs again (RESUME=1 after a failure) starts without the old steps.
+	must(t, s.StartStage("management"))
+	if got := s.StageSteps(); got != nil {
+		t.Errorf("a restarted stage kept its old steps: %+v", got)
+	}
+}

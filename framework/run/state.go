@@ -42,6 +42,16 @@ type StageRecord struct {
 	// KeptSeconds is how long the stage took in the kept run it was reused
 	// from; Seconds is then the re-attach alone.
 	KeptSeconds float64 `json:"keptSeconds,omitempty"`
+	// Steps are timed steps of the stage that someone else timed (the
+	// tanzu CLI's phases, from its transcript), for timings.json.
+	Steps []StepTiming `json:"steps,omitempty"`
+}
+
+// StepTiming is one timed step of a stage in timings.json.
+type StepTiming struct {
+	Name    string    `json:"name"`
+	Started time.Time `json:"started,omitzero"`
+	Seconds float64   `json:"seconds"`
 }
 
 // Resource is one thing the run created outside its own process.
@@ -273,6 +283,36 @@ func (s *State) SetCleanup(msg string) error {
 	defer s.mu.Unlock()
 	s.Cleanup = msg
 	return s.saveLocked()
+}
+
+// SetStageSteps records the timed steps of a running stage (replacing any
+// it had); a stage not started is an error.
+func (s *State) SetStageSteps(name string, steps []StepTiming) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.Stages[name]
+	if !ok {
+		return fmt.Errorf("run state: steps of stage %s, which has not started", name)
+	}
+	rec.Steps = append([]StepTiming(nil), steps...)
+	return s.saveLocked()
+}
+
+// StageSteps returns the recorded steps by stage; nil when no stage has any.
+func (s *State) StageSteps() map[string][]StepTiming {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out map[string][]StepTiming
+	for name, rec := range s.Stages {
+		if len(rec.Steps) == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string][]StepTiming{}
+		}
+		out[name] = append([]StepTiming(nil), rec.Steps...)
+	}
+	return out
 }
 
 // Timings returns each stage's duration in seconds, in start order.

@@ -87,12 +87,16 @@ type timings struct {
 	Stages  []run.StageTiming `json:"stages"`
 	// Collection is how long each cluster's collection took.
 	Collection map[string]float64 `json:"collectionSeconds,omitempty"`
+	// Steps are the stages' steps timed by someone else (the tanzu CLI's
+	// phases), by stage; absent when no stage recorded any.
+	Steps map[string][]run.StepTiming `json:"steps,omitempty"`
 }
 
 func writeTimings(w *artifacts.Writer, in Input, o outcome) error {
 	t := timings{RunID: in.RunID, Verdict: o.Verdict, Started: o.Started, Seconds: o.Seconds, Stages: []run.StageTiming{}}
 	if in.State != nil {
 		t.Stages = in.State.Timings()
+		t.Steps = in.State.StageSteps()
 	}
 	for _, c := range in.Clusters {
 		if t.Collection == nil {

@@ -233,3 +233,30 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// Steps timed by someone else (the tanzu CLI's phases) reach timings.json;
+// a run that recorded none writes no steps key, as before.
+func TestTimingsCarryRecordedSteps(t *testing.T) {
+	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize, password)
+	st, err := run.New(w.Root(), "r-4", "local", "")
+	must(t, err)
+	must(t, st.StartStage("bootstrap"))
+	must(t, st.EndStage("bootstrap", run.StatusPassed, ""))
+	_, err = report.Write(w, report.Input{State: st})
+	must(t, err)
+	if tim := artifactstest.Read(t, w, report.TimingsFile); strings.Contains(tim, `"steps"`) {
+		t.Errorf("timings.json of a run without recorded steps has a steps key:\n%s", tim)
+	}
+	must(t, st.StartStage("management"))
+	must(t, st.SetStageSteps("management", []run.StepTiming{{Name: "tanzu/move", Seconds: 14.2}}))
+	must(t, st.EndStage("management", run.StatusPassed, ""))
+	_, err = report.Write(w, report.Input{State: st})
+	must(t, err)
+	var tim struct {
+		Steps map[string][]run.StepTiming `json:"steps"`
+	}
+	must(t, json.Unmarshal([]byte(artifactstest.Read(t, w, report.TimingsFile)), &tim))
+	if got := tim.Steps["management"]; len(got) != 1 || got[0].Name != "tanzu/move" || got[0].Seconds != 14.2 {
+		t.Errorf("timings.json steps: %+v", tim.Steps)
+	}
+}
