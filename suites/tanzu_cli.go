@@ -9,7 +9,10 @@ import (
 	"path/filepath"
 	"time"
 
+	. "github.com/onsi/ginkgo/v2"
+
 	"github.com/tkg-e2e/harness/framework/redact"
+	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/tanzu"
 )
 
@@ -166,6 +169,27 @@ func (t *TanzuCLI) Run(ctx context.Context, name string, args []string, timeout 
 		return res, &TanzuCommandError{Failure: res.Failure, Transcript: rel, err: err}
 	}
 	return res, err
+}
+
+// reportPhases reports a command's phases (or some of them) as the
+// stage's timed steps: report entries (JUnit), the progress lines, and the
+// run state's steps of the stage (timings.json).
+func reportPhases(env *Env, stage string, res *tanzu.Result, phases []tanzu.Phase) {
+	StepEntries(env, stage, phaseSteps(phases))
+	AddReportEntry(res.Command, phaseTable(res))
+	if err := recordPhases(env, stage, phases); err != nil {
+		env.Printf("[%s] %v", stage, err)
+	}
+}
+
+// recordPhases records phases as the stage's steps in the run state.
+func recordPhases(env *Env, stage string, phases []tanzu.Phase) error {
+	steps := make([]run.StepTiming, 0, len(phases))
+	for _, p := range phases {
+		steps = append(steps, run.StepTiming{Name: "tanzu/" + p.Name, Started: p.Start.UTC(),
+			Seconds: p.Duration.Round(time.Millisecond).Seconds()})
+	}
+	return env.State.SetStageSteps(stage, steps)
 }
 
 // phaseSteps are a command's phases as a stage's timed steps (StepEntries),

@@ -280,8 +280,7 @@ func TanzuManagementSpec(_ context.Context, inputGetter func() TanzuManagementSp
 			Run: func(ctx context.Context) error {
 				res, err := TanzuManagementCreate(ctx, input.TanzuManagementInput)
 				if res != nil {
-					StepEntries(env, "management", phaseSteps(res.Phases))
-					AddReportEntry("tanzu management-cluster create", phaseTable(res))
+					reportPhases(env, "management", res, res.Phases)
 				}
 				if err != nil {
 					return err
@@ -328,11 +327,14 @@ func TanzuMoveSpec(_ context.Context, inputGetter func() TanzuMoveSpecInput) {
 		env := input.Env
 		return StageFuncs{
 			Run: func(ctx context.Context) error {
-				steps, err := tanzuMoveSteps(env.tanzuResult(RoleManagement))
+				res := env.tanzuResult(RoleManagement)
+				phases, err := tanzuMovePhases(res)
+				if len(phases) > 0 {
+					reportPhases(env, "move", res, phases)
+				}
 				if err != nil {
 					return err
 				}
-				StepEntries(env, "move", steps)
 				to := env.Cluster(RoleManagement)
 				if to == nil {
 					return errNoCluster(RoleManagement)
@@ -351,25 +353,25 @@ func TanzuMoveSpec(_ context.Context, inputGetter func() TanzuMoveSpecInput) {
 	})
 }
 
-// tanzuMoveSteps are the move's phases of the management create, or an
+// tanzuMovePhases are the move's phases of the management create, or an
 // error when the CLI's output shows no move. Nil without an error when
 // the management stage was re-attached (RESUME=1): its transcript is the
 // kept run's.
-func tanzuMoveSteps(res *tanzu.Result) ([]Step, error) {
+func tanzuMovePhases(res *tanzu.Result) ([]tanzu.Phase, error) {
 	if res == nil {
 		return nil, nil
 	}
-	var steps []Step
+	var phases []tanzu.Phase
 	for _, p := range res.Phases {
 		if p.Name == tanzu.PhaseMovePrepare || p.Name == tanzu.PhaseMove || p.Name == tanzu.PhaseBootstrapDelete {
-			steps = append(steps, Step{Name: "tanzu/" + p.Name, Duration: p.Duration})
+			phases = append(phases, p)
 		}
 	}
 	if !hasPhase(res, tanzu.PhaseMove) {
-		return steps, fmt.Errorf("%s passed but its output shows no move (\"Moving all Cluster API objects from bootstrap cluster to management cluster...\"); phases: %s",
+		return phases, fmt.Errorf("%s passed but its output shows no move (\"Moving all Cluster API objects from bootstrap cluster to management cluster...\"); phases: %s",
 			res.Command, phaseNames(res.Phases))
 	}
-	return steps, nil
+	return phases, nil
 }
 
 // kindContainersGone fails when a container of the kind cluster is left.
@@ -457,8 +459,7 @@ func TanzuWorkloadSpec(_ context.Context, inputGetter func() TanzuWorkloadSpecIn
 				}
 				res, err := TanzuClusterCreate(ctx, input)
 				if res != nil {
-					StepEntries(env, "workload", phaseSteps(res.Phases))
-					AddReportEntry("tanzu cluster create", phaseTable(res))
+					reportPhases(env, "workload", res, res.Phases)
 				}
 				if err != nil {
 					return err
@@ -520,10 +521,33 @@ func tanzuCleanup(o CleanupOptions) StageCleanup {
 				name = "management-cluster-delete"
 			}
 			res, err := o.Tanzu.Run(ctx, name, args(r), o.TanzuTimeout, tanzu.Hooks{}, o.Prefix)
-			if err != nil {
+			if err == nil {
+				return fmt.Sprintf("%s in %s", res.Command, res.Duration.Round(100*time.Millisecond)), nil
+			}
+			// The CLI cannot delete what it never finished making (a create
+			// that failed before it saved the management cluster). CAPD's
+			// nodes are containers: remove the run's by ID, as the clusterctl
+			// deleter does when the holder does not answer; the leak checks
+			// then say whether anything is left. Elsewhere (VMs) the error
+			// stands, with the hint to delete by hand.
+			if r.Attributes["provider"] != "docker" || ctx.Err() != nil {
 				return "", err
 			}
-			return fmt.Sprintf("%s in %s", res.Command, res.Duration.Round(100*time.Millisecond)), nil
+			why := err.Error()
+			var ce *TanzuCommandError
+			if errors.As(err, &ce) {
+				why = ce.Failure.Error()
+			}
+			s, until := cleanup.RunOf(ctx)
+			removed, leftAlone, rerr := node.RemoveOwned(ctx, r, node.IdentityOf(s, until))
+			if rerr != nil {
+				return "", errors.Join(err, rerr)
+			}
+			how := fmt.Sprintf("the CLI could not delete it (%s); removed the run's %d containers by ID (%s)", why, len(removed), strings.Join(removed, ", "))
+			if len(leftAlone) > 0 {
+				how += "; " + strings.Join(leftAlone, "; ")
+			}
+			return how, nil
 		}
 	}
 	return StageCleanup{

@@ -246,9 +246,22 @@ func TestTanzuManagementWorkloadAndCleanupWithTheStandIn(t *testing.T) {
 
 	// The move stage: the move's phases, and the kind cluster confirmed
 	// gone (a stand-in for the Docker check) and marked deleted.
-	mv, err := tanzuMoveSteps(env.tanzuResult(RoleManagement))
-	if err != nil || !slices.Equal(stepNames(mv), []string{"tanzu/move-prepare", "tanzu/move", "tanzu/bootstrap-delete"}) {
-		t.Errorf("move steps %v, %v", stepNames(mv), err)
+	mv, err := tanzuMovePhases(env.tanzuResult(RoleManagement))
+	if err != nil || !slices.Equal(stepNames(phaseSteps(mv)), []string{"tanzu/move-prepare", "tanzu/move", "tanzu/bootstrap-delete"}) {
+		t.Errorf("move steps %v, %v", stepNames(phaseSteps(mv)), err)
+	}
+	// The phases reach timings.json through the stage's steps in the run state.
+	if err := recordPhases(env, "move", mv); err == nil {
+		t.Error("steps of a stage that has not started were recorded")
+	}
+	if err := env.State.StartStage("move"); err != nil {
+		t.Fatal(err)
+	}
+	if err := recordPhases(env, "move", mv); err != nil {
+		t.Fatal(err)
+	}
+	if got := env.State.StageSteps()["move"]; len(got) != 3 || got[1].Name != "tanzu/move" || got[1].Started.IsZero() {
+		t.Errorf("move steps in the run state: %+v", got)
 	}
 	var asked []string
 	if err := tanzuBootstrapGone(ctx, env, func(_ context.Context, n string) error { asked = append(asked, n); return nil }); err != nil {
