@@ -100,8 +100,10 @@ type TanzuCommandError struct {
 	err        error
 }
 
+// Error is the failure's one line (the stages table and the classifier read
+// a message's first line), then its Markdown.
 func (e *TanzuCommandError) Error() string {
-	s := e.Failure.Markdown()
+	s := e.Failure.Error() + "\n\n" + e.Failure.Markdown()
 	if e.Transcript != "" {
 		s += "\nThe whole transcript: " + e.Transcript + " in the artifacts folder.\n"
 	}

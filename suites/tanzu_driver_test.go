@@ -316,6 +316,9 @@ func TestTanzuManagementFailureKeepsKindAndQuotesTheCLI(t *testing.T) {
 		t.Errorf("classified %q, want %q", ce.Failure.Kind, tanzu.KindProviderTimeout)
 	}
 	msg := err.Error()
+	if first, _, _ := strings.Cut(msg, "\n"); !strings.Contains(first, "provider wait timeout") || !strings.HasPrefix(first, "tanzu management-cluster create") {
+		t.Errorf("the message's first line (the summary's stages table) is %q", first)
+	}
 	for _, want := range []string{"### ✗ `tanzu management-cluster create", "provider wait timeout", "```", "tanzu/management-cluster-create.log"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("the stage's failure message lacks %q:\n%s", want, msg)

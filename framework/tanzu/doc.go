@@ -30,8 +30,9 @@
 //     exits with the CLI's codes, so everything above is tested without
 //     the real binary or Docker.
 //
-// How it plugs into the stages (the wiring lives in suites/ and
-// framework/config/, not here): the clusterctl driver stays the default;
+// How it plugs into the stages (the wiring lives in suites/tanzu_driver.go,
+// suites/driver.go and framework/config/tanzu.go, not here): the
+// clusterctl driver stays the default;
 // a profile key `driver: tanzu` selects this one, with the binary from
 // `tanzu.cli` or, when that is empty, TANZU_CLI. Then
 //
