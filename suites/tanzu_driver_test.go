@@ -15,6 +15,7 @@ import (
 
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/kind"
+	"github.com/tkg-e2e/harness/framework/redact"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/tanzu"
 )
@@ -65,6 +66,13 @@ users:
 // driver: tanzu, the stand-in as TANZU_CLI, everything in temp folders.
 func tanzuEnv(t *testing.T) (*Env, *syncBuffer) {
 	t.Helper()
+	return tanzuEnvWith(t, "../config/local.yaml")
+}
+
+// tanzuEnvWith is tanzuEnv with another shipped profile; the vSphere
+// profile gets its VSPHERE_* from the environment, as on a testbed.
+func tanzuEnvWith(t *testing.T, profile string) (*Env, *syncBuffer) {
+	t.Helper()
 	dir := t.TempDir()
 	standin := filepath.Join(dir, "tanzu")
 	gobin := filepath.Join(os.Getenv("GOROOT"), "bin", "go")
@@ -87,8 +95,21 @@ func tanzuEnv(t *testing.T) (*Env, *syncBuffer) {
 		"TANZU_STANDIN_KUBECONFIG": kc, "TANZU_STANDIN_SCENARIO": "clean"} {
 		t.Setenv(k, v)
 	}
+	if strings.Contains(profile, "vsphere") {
+		ova := filepath.Join(dir, "u.ova")
+		if err := os.WriteFile(ova, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range map[string]string{"VSPHERE_SERVER": "vc.example.com", "VSPHERE_USERNAME": "administrator@vsphere.local",
+			"VSPHERE_PASSWORD": echoedPassword, "VSPHERE_DATACENTER": "/dc0", "VSPHERE_FOLDER": "/dc0/vm", "VSPHERE_DATASTORE": "ds",
+			"VSPHERE_RESOURCE_POOL": "rp", "VSPHERE_NETWORK": "VM Network", "VSPHERE_INSECURE": "true", "OVA_UBUNTU": ova,
+			"VSPHERE_SSH_AUTHORIZED_KEY": "ssh-ed25519 AAAA e2e", "MANAGEMENT_CONTROL_PLANE_ENDPOINT_IP": "10.0.0.50",
+			"WORKLOAD_CONTROL_PLANE_ENDPOINT_IP": "10.0.0.51"} {
+			t.Setenv(k, v)
+		}
+	}
 	out := &syncBuffer{}
-	env, err := NewEnv(EnvOptions{Registry: Lifecycle, ConfigPath: "../config/local.yaml", Overrides: []string{filepath.Join(dir, "tanzu.yaml")},
+	env, err := NewEnv(EnvOptions{Registry: Lifecycle, ConfigPath: profile, Overrides: []string{filepath.Join(dir, "tanzu.yaml")},
 		ArtifactFolder: filepath.Join(dir, "artifacts", "run"), Out: out})
 	if err != nil {
 		t.Fatalf("NewEnv with driver: tanzu: %v", err)
@@ -362,5 +383,39 @@ func TestTanzuManagementInputIsChecked(t *testing.T) {
 	}
 	if _, ok := env.State.Resource(TanzuManagementKind, env.Config.Clusters.Management.Name); ok {
 		t.Error("a rejected input recorded a cluster in the run state")
+	}
+}
+
+// echoedPassword is a vCenter password with characters that have escaped
+// forms (& and <), so a redaction of one form only would show; none of
+// " ' \ which the vSphere profile rejects for CAPV.
+const echoedPassword = `Sup3r&S3cret<pw!`
+
+// A CLI that echoes the vCenter password (seed 000's -v 9 prints every
+// configuration variable): it reaches neither the run's output, nor the
+// transcript in the artifacts, nor the stage's failure message; the
+// vCenter login failure is classified as such.
+func TestTanzuEchoedPasswordReachesNoOutput(t *testing.T) {
+	env, out := tanzuEnvWith(t, "../config/vsphere.yaml")
+	t.Setenv("TANZU_STANDIN_SCENARIO", "echo-password")
+	in := managementInput(t, env)
+	if in.Values["VSPHERE_PASSWORD"] != echoedPassword || in.Values["INFRASTRUCTURE_PROVIDER"] != "vsphere" {
+		t.Fatalf("the cluster configuration lacks the vCenter password or provider: provider %q", in.Values["INFRASTRUCTURE_PROVIDER"])
+	}
+	_, err := TanzuManagementCreate(runCtx(t), in)
+	var ce *TanzuCommandError
+	if !errors.As(err, &ce) || ce.Failure.Kind != tanzu.KindVCenter {
+		t.Fatalf("want a vCenter error, got %v", err)
+	}
+	tr, rerr := os.ReadFile(env.Path("tanzu", "management-cluster-create.log"))
+	// The echo line is there, masked: the stand-in did echo the password.
+	if rerr != nil || !strings.Contains(string(tr), `Setting config variable "VSPHERE_PASSWORD" to value "`+redact.Mask+`"`) {
+		t.Fatalf("the transcript in the artifacts does not have the masked echo line: %v", rerr)
+	}
+	res, _ := os.ReadFile(env.Path("tanzu", "management-cluster-create.result.json"))
+	for what, text := range map[string]string{"output": out.String(), "transcript": string(tr), "result": string(res), "stage message": err.Error()} {
+		if strings.Contains(text, echoedPassword) || strings.Contains(text, "Sup3r") {
+			t.Errorf("the vCenter password reached the %s", what)
+		}
 	}
 }
