@@ -110,3 +110,26 @@ func abs(t *testing.T, p string) string {
 	}
 	return a
 }
+
+// With driver: tanzu, validate names a missing TANZU_CLI with file:line, and
+// plan -v lists the driver's interval keys and specs.
+func TestValidateAndPlanWithTheTanzuDriver(t *testing.T) {
+	dir := t.TempDir()
+	ov := filepath.Join(dir, "tanzu.yaml")
+	os.WriteFile(ov, []byte("driver: tanzu\n"), 0o644)
+	for k, v := range map[string]string{"CNI_MANIFEST": ov, "KAPP_CONTROLLER_MANIFEST": ov} {
+		t.Setenv(k, v)
+	}
+	t.Setenv("TANZU_CLI", "") // empty is unset for the driver
+	var out, errOut bytes.Buffer
+	if code := run([]string{"validate", "-config", "../../../config/local.yaml", "-overrides", ov}, &out, &errOut); code != 2 ||
+		!strings.Contains(errOut.String(), "tanzu.yaml:1: tanzu.cli") || !strings.Contains(errOut.String(), "TANZU_CLI") {
+		t.Errorf("exit %d; stderr:\n%s", code, errOut.String())
+	}
+	out.Reset()
+	errOut.Reset()
+	if code := run([]string{"plan", "-v", "-stages", "move", "-config", "../../../config/local.yaml", "-overrides", ov}, &out, &errOut); code != 0 ||
+		!strings.Contains(out.String(), "tanzu-create") || !strings.Contains(out.String(), "tanzu management-cluster create") {
+		t.Errorf("plan -v with driver: tanzu: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
+}
