@@ -97,7 +97,7 @@ func clusterStage(def stages.Definition, role, holderRole string, spec func(*con
 		cleanupOf = func(o CleanupOptions) StageCleanup {
 			sc := capiClusterCleanup(o)
 			if o.VSphere != nil {
-				sc.LeakChecks = append(sc.LeakChecks, vcenterLeakCheck(o))
+				sc.LeakChecks = append(sc.LeakChecks, vcenterLeakCheck(o, clusters.ResourceKind))
 			}
 			return sc
 		}
@@ -158,11 +158,12 @@ func capiClusterCleanup(o CleanupOptions) StageCleanup {
 }
 
 // vcenterLeakCheck lists the VMs in the run's vCenter folder named after
-// the run's Cluster API clusters ("nothing left" only when vCenter agrees).
-func vcenterLeakCheck(o CleanupOptions) cleanup.LeakCheck {
+// the run's clusters of these resource kinds ("nothing left" only when
+// vCenter agrees).
+func vcenterLeakCheck(o CleanupOptions, kinds ...string) cleanup.LeakCheck {
 	return func(ctx context.Context, s *run.State) ([]string, string, error) {
 		var names []string
-		for n := range node.NamesOf(s, clusters.ResourceKind) {
+		for n := range node.NamesOf(s, kinds...) {
 			names = append(names, n)
 		}
 		sort.Strings(names)

@@ -62,7 +62,7 @@ func init() {
 		"bootstrap": {Spec: tanzuBootstrapBinding, Intervals: []string{"tanzu-version"},
 			Doc: "`tanzu version` answers; the kind bootstrap cluster is made by `tanzu management-cluster create` (management stage)"},
 		"management": {Spec: tanzuManagementBinding, Intervals: []string{"tanzu-create"}, Kinds: []string{TanzuManagementKind},
-			Cleanup: tanzuCleanup,
+			Cleanup: tanzuManagementCleanup,
 			Doc:     "`tanzu management-cluster create`: kind, providers, the management cluster, move; kind attached as soon as announced"},
 		"move": {Spec: tanzuMoveBinding,
 			Doc: "the CLI's move, checked after the fact: Cluster self-hosted and unpaused, no rollout, kind gone"},
@@ -550,13 +550,23 @@ func tanzuCleanup(o CleanupOptions) StageCleanup {
 			return how, nil
 		}
 	}
-	return StageCleanup{
-		Deleters: map[string]cleanup.Deleter{
-			TanzuClusterKind:    del(func(r run.Resource) []string { return tanzu.ClusterDeleteArgs(r.Name) }),
-			TanzuManagementKind: del(func(run.Resource) []string { return tanzu.ManagementClusterDeleteArgs() }),
-		},
-		LeakChecks: []cleanup.LeakCheck{node.LeakCheck(TanzuManagementKind, TanzuClusterKind)},
+	return StageCleanup{Deleters: map[string]cleanup.Deleter{
+		TanzuClusterKind:    del(func(r run.Resource) []string { return tanzu.ClusterDeleteArgs(r.Name) }),
+		TanzuManagementKind: del(func(run.Resource) []string { return tanzu.ManagementClusterDeleteArgs() }),
+	}}
+}
+
+// tanzuManagementCleanup is tanzuCleanup with the leak checks of every
+// cluster the CLI made (once for the run, as the management stage carries
+// the clusterctl driver's vCenter check).
+func tanzuManagementCleanup(o CleanupOptions) StageCleanup {
+	sc := tanzuCleanup(o)
+	sc.LeakChecks = []cleanup.LeakCheck{node.LeakCheck(TanzuManagementKind, TanzuClusterKind)}
+	if o.VSphere != nil {
+		// CAPV's VMs, which the Docker checks cannot see.
+		sc.LeakChecks = append(sc.LeakChecks, vcenterLeakCheck(o, TanzuManagementKind, TanzuClusterKind))
 	}
+	return sc
 }
 
 // ---- shared ----

@@ -18,6 +18,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/redact"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/tanzu"
+	"github.com/tkg-e2e/harness/framework/vsphere"
 )
 
 // These tests run the tanzu driver's stage wiring against the stand-in CLI
@@ -181,8 +182,15 @@ func TestTanzuDriverKeepsTheStagesAndLabels(t *testing.T) {
 			t.Errorf("no deleter for %s with the tanzu driver", k)
 		}
 	}
-	if base := Lifecycle.Cleanup(CleanupOptions{}); len(in.LeakChecks) <= len(base.LeakChecks) {
-		t.Errorf("the tanzu driver adds no leak check (%d vs %d)", len(in.LeakChecks), len(base.LeakChecks))
+	// One Docker leak check for the CLI's clusters (not one per stage), and
+	// with a vCenter one more for its VMs.
+	if base := Lifecycle.Cleanup(CleanupOptions{}); len(in.LeakChecks) != len(base.LeakChecks)+1 {
+		t.Errorf("the tanzu driver adds %d leak checks, want 1", len(in.LeakChecks)-len(base.LeakChecks))
+	}
+	vs := func(context.Context) (*vsphere.Session, error) { return nil, errors.New("not called") }
+	withVC, baseVC := reg.Cleanup(CleanupOptions{VSphere: vs}), Lifecycle.Cleanup(CleanupOptions{VSphere: vs})
+	if len(withVC.LeakChecks) != len(baseVC.LeakChecks)+2 {
+		t.Errorf("with a vCenter the tanzu driver adds %d leak checks, want 2 (Docker, vCenter)", len(withVC.LeakChecks)-len(baseVC.LeakChecks))
 	}
 }
 
