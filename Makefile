@@ -27,10 +27,15 @@ DRY_RUN          ?=##                          1: print the stages and specs tha
 GINKGO_ARGS      ?=##                          more ginkgo flags
 LEASE            ?=##                          Boskos URL: lease the testbed from its pool (merges config/lease.overrides.yaml)
 
+# Overrides are given relative to this folder; the suite runs in e2e/, so
+# each becomes absolute here.
+comma := ,
+empty :=
+space := $(empty) $(empty)
+override CONFIG_OVERRIDES := $(subst $(space),$(comma),$(strip $(foreach f,$(subst $(comma),$(space),$(CONFIG_OVERRIDES)),$(abspath $(f)))))
 # LEASE=<url> is config/lease.overrides.yaml merged last, with BOSKOS_URL set.
 ifneq ($(strip $(LEASE)),)
 export BOSKOS_URL := $(LEASE)
-comma := ,
 override CONFIG_OVERRIDES := $(if $(strip $(CONFIG_OVERRIDES)),$(CONFIG_OVERRIDES)$(comma))$(ROOT)/config/lease.overrides.yaml
 endif
 

@@ -20,20 +20,14 @@ BKC=$DIR/bootstrap.kubeconfig MKC=$DIR/management.kubeconfig WKC=$DIR/workload.k
 TIMES=$DIR/times.txt; : >"$TIMES"
 T0=$(date +%s.%N)
 
-log() { echo "$(date +%T) $*"; }
+# shellcheck source=lib-by-hand.sh
+. "$(dirname "$0")/lib-by-hand.sh"
 step() { # step NAME CMD... : runs and records the duration
   local name=$1; shift; local s; s=$(date +%s.%N)
   log "==> $name"
   "$@"
   local d; d=$(echo "$(date +%s.%N) - $s" | bc)
   printf '  %-28s %7.1fs\n' "$name" "$d" | tee -a "$TIMES"
-}
-until_ok() { # until_ok TIMEOUT_S CMD... : retry every 2s
-  local t=$1; shift; local s; s=$(date +%s)
-  until "$@" >/dev/null 2>&1; do
-    [ $(( $(date +%s) - s )) -lt "$t" ] || { log "timed out after ${t}s: $*"; "$@"; return 1; }
-    sleep 2
-  done
 }
 
 cleanup() {
@@ -50,10 +44,7 @@ cleanup() {
     kubectl --kubeconfig "$BKC" -n "$NS" delete cluster "$MGMT" --wait=true --timeout=300s >/dev/null 2>&1
     kind delete cluster --name "$BOOT" >/dev/null 2>&1
   fi
-  for c in "$MGMT" "$WL"; do   # self-hosted management cluster (and any leftovers): by docker label
-    ids=$(docker ps -aq --filter "label=io.x-k8s.kind.cluster=$c")
-    [ -z "$ids" ] || docker rm -f -v $ids >/dev/null
-  done
+  for c in "$MGMT" "$WL"; do remove_capd_cluster "$c"; done   # self-hosted management cluster (and any leftovers)
   printf '  %-28s %7.1fs\n' cleanup "$(echo "$(date +%s.%N) - $s" | bc)" | tee -a "$TIMES"
   local leaks; leaks=$(docker ps -a --format '{{.Names}}' | grep "^$PREFIX" || true)
   leaks+=$(docker network ls --format '{{.Name}}' | grep "^$PREFIX" || true)
@@ -66,51 +57,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-kind_create() {
-  cat >"$DIR/kind.yaml" <<YAML
-kind: Cluster
-apiVersion: kind.x-k8s.io/v1alpha4
-nodes:
-- role: control-plane
-  extraMounts:
-  - hostPath: /var/run/docker.sock
-    containerPath: /var/run/docker.sock
-YAML
-  kind create cluster --name "$BOOT" --image "$KIND_NODE_IMAGE" --config "$DIR/kind.yaml" --kubeconfig "$BKC" --wait 3m
-}
-clusterctl_init() { # KUBECONFIG
-  clusterctl init --config "$CLUSTERCTL_CONFIG" --kubeconfig "$1" --infrastructure docker --wait-providers --wait-provider-timeout 600
-}
-create_cluster() { # MGMT_KUBECONFIG NAME WORKERS OUT_KUBECONFIG
-  local mkc=$1 name=$2 workers=$3 out=$4 s
-  kubectl --kubeconfig "$mkc" create namespace "$NS" --dry-run=client -o yaml | kubectl --kubeconfig "$mkc" apply -f - >/dev/null
-  clusterctl generate cluster "$name" -n "$NS" --config "$CLUSTERCTL_CONFIG" --kubeconfig "$mkc" --infrastructure docker \
-    --flavor development --kubernetes-version "$K8S" --control-plane-machine-count 1 --worker-machine-count "$workers" >"$DIR/$name.yaml"
-  until_ok 180 kubectl --kubeconfig "$mkc" apply -f "$DIR/$name.yaml"        # webhooks refuse right after init
-  until_ok 600 sh -c "clusterctl get kubeconfig $name -n $NS --kubeconfig $mkc >$out && [ -s $out ]"
-  until_ok 600 kubectl --kubeconfig "$out" get --raw /readyz
-  log "$name API reachable; applying CNI"
-  until_ok 120 kubectl --kubeconfig "$out" apply -f "$CNI_MANIFEST"
-  local want=$((1 + workers))
-  until_ok 900 sh -c "[ \$(kubectl --kubeconfig $out get nodes --no-headers | wc -l) -ge $want ]"
-  kubectl --kubeconfig "$out" wait nodes --all --for=condition=Ready --timeout=600s
-  kubectl --kubeconfig "$mkc" -n "$NS" wait "cluster/$name" --for=condition=Available --timeout=600s
-}
-kapp() {
-  kubectl --kubeconfig "$MKC" apply -f "$KAPP_CONTROLLER_MANIFEST" >/dev/null
-  kubectl --kubeconfig "$MKC" -n kapp-controller rollout status deploy/kapp-controller --timeout=180s
-  kubectl --kubeconfig "$MKC" wait apiservice/v1alpha1.data.packaging.carvel.dev --for=condition=Available --timeout=180s
-}
-move() { clusterctl move --kubeconfig "$BKC" --to-kubeconfig "$MKC" -n "$NS" --config "$CLUSTERCTL_CONFIG" -v 1; }
-
 log "run $PREFIX in $DIR"
-step kind-create kind_create
+step kind-create kind_create "$BOOT" "$BKC"
 step kind-load kind load docker-image --name "$BOOT" $CAPI_IMAGES $CERT_MANAGER_IMAGES
 step clusterctl-init clusterctl_init "$BKC"
-step management-create create_cluster "$BKC" "$MGMT" 1 "$MKC"
+step management-create create_cluster "$BKC" "$MGMT" "$NS" 1 "$MKC"
 step management-load kind load docker-image --name "$MGMT" $CAPI_IMAGES $CERT_MANAGER_IMAGES "$KAPP_CONTROLLER_IMAGE"
 step management-init clusterctl_init "$MKC"
-step kapp-controller kapp
-step move move
+step kapp-controller install_kapp "$MKC"
+step move move_all "$BKC" "$MKC" "$NS"
 step kind-delete kind delete cluster --name "$BOOT" --kubeconfig "$BKC"
-step workload-create create_cluster "$MKC" "$WL" "$WL_WORKERS" "$WKC"
+step workload-create create_cluster "$MKC" "$WL" "$NS" "$WL_WORKERS" "$WKC"

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -43,6 +45,10 @@ type TanzuCLI struct {
 	WriteArtifactJSON func(rel string, v any) error
 	// Env is added to the CLI's environment after HOME.
 	Env []string
+	// ProgressEvery is how often a running command says how long it has
+	// run, its last phase and its last line (the poll of the interval
+	// management/tanzu-create); 0: only when phases end.
+	ProgressEvery time.Duration
 }
 
 // TanzuCLI returns the run's tanzu CLI, or an error when the profile's
@@ -53,7 +59,8 @@ func (e *Env) TanzuCLI() (*TanzuCLI, error) {
 	}
 	t := &TanzuCLI{CLI: e.Config.Tanzu.CLI, Home: filepath.Join(e.KubeconfigDir, "tanzu-home"),
 		WorkDir: filepath.Join(e.KubeconfigDir, "tanzu"), ArtifactFolder: e.ArtifactFolder,
-		Verbosity: e.Config.Tanzu.Verbosity, KillGrace: e.Config.Tanzu.KillGraceDuration(), Redactor: e.Redactor, Out: e.Out}
+		Verbosity: e.Config.Tanzu.Verbosity, KillGrace: e.Config.Tanzu.KillGraceDuration(), Redactor: e.Redactor, Out: e.Out,
+		ProgressEvery: e.Interval("management", "tanzu-create").Poll}
 	t.CopyArtifact = func(rel, src string) error {
 		w, err := e.newWriter(e.ArtifactFolder)
 		if err != nil {
@@ -142,16 +149,52 @@ func (t *TanzuCLI) Run(ctx context.Context, name string, args []string, timeout 
 	}
 	transcript := filepath.Join(t.WorkDir, "transcripts", name+".log")
 	rel := filepath.Join("tanzu", name+".log")
+	var mu sync.Mutex
+	lastPhase, lastLine := "none yet", ""
 	onPhase := hooks.OnPhase
 	hooks.OnPhase = func(p tanzu.Phase) {
 		fmt.Fprintf(t.Out, "%s tanzu phase %-22s %6.1fs\n", prefix, p.Name, p.Duration.Seconds())
+		mu.Lock()
+		lastPhase = p.Name
+		mu.Unlock()
 		if onPhase != nil {
 			onPhase(p)
 		}
 	}
 	fmt.Fprintf(t.Out, "%s running %s (transcript: %s)\n", prefix, t.Redactor.String(t.deleteHint(args)), rel)
+	start := time.Now()
+	stop := make(chan struct{})
+	if t.ProgressEvery > 0 {
+		// A CLI phase can take many minutes without a marker (the control
+		// plane coming up): say what it is doing meanwhile.
+		go func() {
+			tick := time.NewTicker(t.ProgressEvery)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+					mu.Lock()
+					ph, ln := lastPhase, lastLine
+					mu.Unlock()
+					fmt.Fprintf(t.Out, "%s tanzu %s: running for %s (timeout %s); last phase ended: %s; last line: %s\n",
+						prefix, args[0], time.Since(start).Round(time.Second), timeout, ph, cut(ln, 160))
+				}
+			}
+		}()
+	}
 	res, err := tanzu.Run(ctx, tanzu.RunInput{CLI: t.CLI, Args: args, Env: append([]string{"HOME=" + t.Home}, t.Env...),
-		Transcript: transcript, Redactor: t.Redactor, Timeout: timeout, KillGrace: t.KillGrace, Hooks: hooks})
+		Transcript: transcript, Redactor: t.Redactor, Timeout: timeout, KillGrace: t.KillGrace, Hooks: hooks,
+		Progress: func(line string) {
+			if strings.TrimSpace(line) == "" {
+				return
+			}
+			mu.Lock()
+			lastLine = line
+			mu.Unlock()
+		}})
+	close(stop)
 	if res == nil {
 		return nil, err
 	}
@@ -171,6 +214,15 @@ func (t *TanzuCLI) Run(ctx context.Context, name string, args []string, timeout 
 		return res, &TanzuCommandError{Failure: res.Failure, Transcript: rel, err: err}
 	}
 	return res, err
+}
+
+// cut shortens a line for a progress message.
+func cut(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
 }
 
 // reportPhases reports a command's phases (or some of them) as the

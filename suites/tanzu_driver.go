@@ -200,15 +200,31 @@ func TanzuManagementCreate(ctx context.Context, in TanzuManagementInput) (*tanzu
 		hookErrs = append(hookErrs, err)
 		mu.Unlock()
 	}
+	announced := ""
 	hooks := tanzu.Hooks{
 		// Hooks run on the goroutine that reads the CLI's output: what is
 		// done here is quick (a state write, an Env entry); listing Docker
 		// containers goes to a goroutine of its own.
+		OnBootstrapName: func(kindName string) {
+			// Recorded before kind makes a container: a CLI killed while
+			// kind works leaves containers only this name (and the run's
+			// time window) can claim for cleanup.
+			r := run.Resource{Kind: kind.ResourceKind, Name: kindName, Role: RoleBootstrap, CreatedBy: "management",
+				State: "creating", DeleteHint: kind.DeleteHint(kindName), Attributes: map[string]string{"createdBy": "tanzu management-cluster create"}}
+			if err := env.State.PutResource(r); err != nil {
+				hookErr(err)
+				return
+			}
+			announced = kindName
+		},
 		OnBootstrapKubeconfig: func(path string) {
 			kindName, err := kindClusterName(path)
 			if err != nil {
 				hookErr(fmt.Errorf("the CLI announced the bootstrap cluster's kubeconfig %s, but: %w", path, err))
 				return
+			}
+			if announced != "" && announced != kindName {
+				hookErr(fmt.Errorf("the CLI said it creates the kind cluster %s, but its kubeconfig %s is kind-%s's", announced, path, kindName))
 			}
 			r := run.Resource{Kind: kind.ResourceKind, Name: kindName, Role: RoleBootstrap, Kubeconfig: path, CreatedBy: "management",
 				State: "ready", DeleteHint: kind.DeleteHint(kindName), Attributes: map[string]string{"createdBy": "tanzu management-cluster create"}}
@@ -239,6 +255,7 @@ func TanzuManagementCreate(ctx context.Context, in TanzuManagementInput) (*tanzu
 	res, err := in.CLI.Run(ctx, "management-cluster-create", tanzu.ManagementClusterCreateArgs(cf.Path, in.CLI.Verbosity), in.Timeout, hooks, "[management]")
 	wg.Wait()
 	env.setTanzuResult(RoleManagement, res)
+	markNeverCreated(env, "[management]", mgmt, res, err)
 	if err == nil && res != nil && env.Cluster(RoleManagement) == nil {
 		err = fmt.Errorf("%s passed but never said where it saved the management cluster's kubeconfig (\"Saving management cluster kubeconfig into …\"): is -v %d too low for the marker?",
 			res.Command, in.CLI.Verbosity)
@@ -483,7 +500,7 @@ func TanzuClusterCreate(ctx context.Context, in TanzuWorkloadSpecInput) (*tanzu.
 	env, name := in.Env, in.Cluster.Name
 	r := run.Resource{Kind: TanzuClusterKind, Name: name, Namespace: in.Cluster.Namespace, Role: RoleWorkload,
 		Kubeconfig: env.KubeconfigPath(name), CreatedBy: "workload", State: "creating",
-		DeleteHint: in.CLI.deleteHint(tanzu.ClusterDeleteArgs(name)), Attributes: map[string]string{"provider": in.Provider}}
+		DeleteHint: in.CLI.deleteHint(tanzu.ClusterDeleteArgs(name, in.Cluster.Namespace)), Attributes: map[string]string{"provider": in.Provider}}
 	if err := env.State.PutResource(r); err != nil {
 		return nil, err
 	}
@@ -498,11 +515,28 @@ func TanzuClusterCreate(ctx context.Context, in TanzuWorkloadSpecInput) (*tanzu.
 	}()
 	res, err := in.CLI.Run(ctx, "cluster-create-"+name, tanzu.ClusterCreateArgs(cf.Path, in.CLI.Verbosity), in.Timeout, tanzu.Hooks{}, "[workload]")
 	env.setTanzuResult(RoleWorkload, res)
+	markNeverCreated(env, "[workload]", r, res, err)
 	if err == nil && res != nil {
 		r.State = "ready"
 		err = env.State.PutResource(r)
 	}
 	return res, err
+}
+
+// markNeverCreated records a cluster the CLI failed on before its first
+// marker (still validating: config, vCenter login) as gone: it made
+// nothing then, and a delete through the CLI would only fail (it knows no
+// such cluster) and leave the run's cleanup unfinished on a vCenter, where
+// no container fallback applies.
+func markNeverCreated(env *Env, prefix string, r run.Resource, res *tanzu.Result, err error) {
+	if err == nil || res == nil || res.BootstrapKubeconfig != "" || slices.ContainsFunc(res.Phases, func(p tanzu.Phase) bool { return p.Name != tanzu.PhasePrepare }) {
+		return
+	}
+	if serr := env.State.SetResourceState(r.Key(), "gone"); serr != nil {
+		env.Printf("%s %v", prefix, serr)
+		return
+	}
+	env.Printf("%s %s failed before it made anything (no phase after %s): %s %s has nothing to delete", prefix, res.Command, tanzu.PhasePrepare, r.Kind, r.Name)
 }
 
 // ---- cleanup ----
@@ -522,7 +556,7 @@ func tanzuCleanup(o CleanupOptions) StageCleanup {
 			}
 			res, err := o.Tanzu.Run(ctx, name, args(r), o.TanzuTimeout, tanzu.Hooks{}, o.Prefix)
 			if err == nil {
-				return fmt.Sprintf("%s in %s", res.Command, res.Duration.Round(100*time.Millisecond)), nil
+				return res.Command, nil // cleanup adds the time
 			}
 			// The CLI cannot delete what it never finished making (a create
 			// that failed before it saved the management cluster). CAPD's
@@ -551,7 +585,7 @@ func tanzuCleanup(o CleanupOptions) StageCleanup {
 		}
 	}
 	return StageCleanup{Deleters: map[string]cleanup.Deleter{
-		TanzuClusterKind:    del(func(r run.Resource) []string { return tanzu.ClusterDeleteArgs(r.Name) }),
+		TanzuClusterKind:    del(func(r run.Resource) []string { return tanzu.ClusterDeleteArgs(r.Name, r.Namespace) }),
 		TanzuManagementKind: del(func(run.Resource) []string { return tanzu.ManagementClusterDeleteArgs() }),
 	}}
 }

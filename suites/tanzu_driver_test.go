@@ -93,7 +93,7 @@ func tanzuEnvWith(t *testing.T, profile string) (*Env, *syncBuffer) {
 	}
 	for k, v := range map[string]string{"CNI_MANIFEST": filepath.Join(dir, "cni.yaml"), "KAPP_CONTROLLER_MANIFEST": filepath.Join(dir, "kapp.yaml"),
 		"TANZU_CLI": standin, "XDG_CACHE_HOME": filepath.Join(dir, "cache"), "TANZU_STANDIN_SPEED": "1000",
-		"TANZU_STANDIN_KUBECONFIG": kc, "TANZU_STANDIN_SCENARIO": "clean"} {
+		"TANZU_STANDIN_KUBECONFIG": kc, "TANZU_STANDIN_SCENARIO": "clean", "TANZU_STANDIN_KIND_NAME": fakeKindName} {
 		t.Setenv(k, v)
 	}
 	if strings.Contains(profile, "vsphere") {
@@ -420,10 +420,32 @@ func TestTanzuEchoedPasswordReachesNoOutput(t *testing.T) {
 	if rerr != nil || !strings.Contains(string(tr), `Setting config variable "VSPHERE_PASSWORD" to value "`+redact.Mask+`"`) {
 		t.Fatalf("the transcript in the artifacts does not have the masked echo line: %v", rerr)
 	}
+	// Refused at the vCenter login, before any marker: nothing was made,
+	// and cleanup must not try the CLI's delete of a cluster it never began.
+	if r, ok := env.State.Resource(TanzuManagementKind, env.Config.Clusters.Management.Name); !ok || r.State != "gone" {
+		t.Errorf("a create refused before its first phase must record the management cluster gone: %+v (%v)", r, ok)
+	}
 	res, _ := os.ReadFile(env.Path("tanzu", "management-cluster-create.result.json"))
 	for what, text := range map[string]string{"output": out.String(), "transcript": string(tr), "result": string(res), "stage message": err.Error()} {
 		if strings.Contains(text, echoedPassword) || strings.Contains(text, "Sup3r") {
 			t.Errorf("the vCenter password reached the %s", what)
 		}
+	}
+}
+
+// The kind cluster is recorded by the name the CLI announces before kind
+// makes anything ("Creating kind cluster: …"), so a CLI killed while kind
+// works leaves a name for cleanup; a kubeconfig of another cluster is an
+// error, not a second record.
+func TestTanzuKindRecordedWhenAnnounced(t *testing.T) {
+	env, out := tanzuEnv(t)
+	t.Setenv("TANZU_STANDIN_KIND_NAME", "tkg-kind-announced")
+	_, err := TanzuManagementCreate(runCtx(t), managementInput(t, env))
+	if err == nil || !strings.Contains(err.Error(), "said it creates the kind cluster tkg-kind-announced, but its kubeconfig") {
+		t.Fatalf("want the name mismatch reported, got %v\n%s", err, out)
+	}
+	if r, ok := env.State.Resource(kind.ResourceKind, "tkg-kind-announced"); !ok || r.State != "creating" || r.CreatedBy != "management" ||
+		r.DeleteHint != kind.DeleteHint("tkg-kind-announced") {
+		t.Errorf("the announced kind cluster is not recorded for cleanup: %+v (%v)", r, ok)
 	}
 }

@@ -18,9 +18,14 @@ func ClusterCreateArgs(configFile string, verbosity int) []string {
 	return []string{"cluster", "create", "--file", configFile, "-v", strconv.Itoa(verbosity)}
 }
 
-// ClusterDeleteArgs: `tanzu cluster delete NAME --yes`.
-func ClusterDeleteArgs(name string) []string {
-	return []string{"cluster", "delete", name, "--yes"}
+// ClusterDeleteArgs: `tanzu cluster delete NAME [--namespace NS] --yes`;
+// without --namespace the CLI looks in "default" only.
+func ClusterDeleteArgs(name, namespace string) []string {
+	args := []string{"cluster", "delete", name}
+	if namespace != "" && namespace != "default" {
+		args = append(args, "--namespace", namespace)
+	}
+	return append(args, "--yes")
 }
 
 // ManagementClusterDeleteArgs: `tanzu management-cluster delete --yes`.

@@ -91,6 +91,7 @@ func contains(s, bootstrapPhase, managementPhase string) marker {
 }
 
 var (
+	kindCreateRE           = regexp.MustCompile(`^Creating kind cluster: (\S+)`)
 	bootstrapKubeconfigRE  = regexp.MustCompile(`^Bootstrapper created\. Kubeconfig: (\S+)`)
 	managementKubeconfigRE = regexp.MustCompile(`^Saving management cluster kubeconfig into (\S+)`)
 	// The CLI writes "creating workload cluster 'x'..." at -v 9; the
@@ -132,6 +133,10 @@ var markers = []marker{
 // reads it: a hook that blocks stalls the reading, and the CLI blocks on a
 // full pipe. Start slow work (attaching a cluster) in a goroutine of its own.
 type Hooks struct {
+	// OnBootstrapName gets the kind cluster's name when the CLI starts to
+	// create it, before any container exists: a command killed while kind
+	// works still leaves the name to clean up by.
+	OnBootstrapName func(name string)
 	// OnBootstrapKubeconfig gets the kind bootstrap cluster's kubeconfig as
 	// soon as the CLI announces it, so the caller can attach the cluster and
 	// still collect its logs when the command fails before the move.
@@ -156,6 +161,8 @@ type Parser struct {
 	management bool
 	done       bool
 
+	// BootstrapName is the kind cluster the CLI said it creates.
+	BootstrapName        string
 	BootstrapKubeconfig  string
 	ManagementKubeconfig string
 	// ClusterName is the workload cluster the CLI named, if any.
@@ -185,6 +192,12 @@ func (p *Parser) Line(at time.Time, line string) {
 	stamp, msg := splitStamp(line)
 	if msg == "" {
 		return
+	}
+	if m := kindCreateRE.FindStringSubmatch(msg); m != nil && p.BootstrapName == "" {
+		p.BootstrapName = m[1]
+		if p.hooks.OnBootstrapName != nil {
+			p.hooks.OnBootstrapName(m[1])
+		}
 	}
 	if m := bootstrapKubeconfigRE.FindStringSubmatch(msg); m != nil && p.BootstrapKubeconfig == "" {
 		p.BootstrapKubeconfig = p.abs(m[1])

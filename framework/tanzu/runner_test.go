@@ -160,7 +160,7 @@ func TestRunManagementAndWorkloadClean(t *testing.T) {
 
 	// Cleanup goes through the CLI too; management-cluster delete finds
 	// the management cluster the create recorded.
-	for _, args := range [][]string{ClusterDeleteArgs("tkg-vc-antrea"), ManagementClusterDeleteArgs(), VersionArgs()} {
+	for _, args := range [][]string{ClusterDeleteArgs("tkg-vc-antrea", "default"), ClusterDeleteArgs("tkg-vc-antrea", "tkg-e2e"), ManagementClusterDeleteArgs(), VersionArgs()} {
 		din := f.input("clean", 1000, args)
 		din.Transcript = filepath.Join(f.artifacts, "tanzu", args[0]+"-"+args[len(args)-1]+".log")
 		dres, err := Run(runCtx(t), din)
@@ -186,8 +186,8 @@ func TestRunProviderTimeout(t *testing.T) {
 	if !errors.As(err, &fail) || fail != res.Failure {
 		t.Fatalf("want the Result's *Failure as the error, got %v", err)
 	}
-	if fail.Kind != KindProviderTimeout || fail.ExitCode != 1 || fail.Phase != PhaseManagementProviders {
-		t.Errorf("got kind %q exit %d phase %q, want %q, 1, %q", fail.Kind, fail.ExitCode, fail.Phase, KindProviderTimeout, PhaseManagementProviders)
+	if fail.Kind != KindProviderTimeout || fail.ExitCode != 1 || fail.Phase != PhaseBootstrapProviders {
+		t.Errorf("got kind %q exit %d phase %q, want %q, 1, %q", fail.Kind, fail.ExitCode, fail.Phase, KindProviderTimeout, PhaseBootstrapProviders)
 	}
 	// capv and ipam were waited for and never passed; the others passed.
 	if want := []string{"provider infrastructure-ipam-in-cluster", "provider infrastructure-vsphere"}; !slices.Equal(fail.Pending, want) {
@@ -196,11 +196,11 @@ func TestRunProviderTimeout(t *testing.T) {
 	quoted := strings.Join(fail.Quoted, "\n")
 	asserttest.Says(t, "quoted lines", quoted, "timed out waiting for provider infrastructure-vsphere", "Failure while deploying management cluster")
 	asserttest.SaysNot(t, "quoted lines", quoted, "Passed waiting on provider", "kubectl get po")
-	asserttest.Says(t, "markdown", fail.Markdown(), "provider wait timeout", "phase: "+PhaseManagementProviders,
+	asserttest.Says(t, "markdown", fail.Markdown(), "provider wait timeout", "phase: "+PhaseBootstrapProviders,
 		"still waiting for: provider infrastructure-ipam-in-cluster, provider infrastructure-vsphere", "```\n", "timed out waiting for provider infrastructure-vsphere")
 	asserttest.Says(t, "error", err.Error(), "tanzu management-cluster create", "(provider wait timeout)", "exit code 1")
-	if res.ManagementKubeconfig == "" || res.Completed {
-		t.Errorf("the run got as far as the management kubeconfig and did not complete: %q %v", res.ManagementKubeconfig, res.Completed)
+	if res.BootstrapKubeconfig == "" || res.ManagementKubeconfig != "" || res.Completed {
+		t.Errorf("the run got as far as kind, not the management cluster, and did not complete: %q %q %v", res.BootstrapKubeconfig, res.ManagementKubeconfig, res.Completed)
 	}
 	checkTiling(t, res)
 	f.assertNothingLeft(res)
@@ -359,4 +359,56 @@ func TestRunWorkloadPackageReconcileFailure(t *testing.T) {
 		t.Errorf("usefulErrorMessage %q", fail.UsefulErrorMessage)
 	}
 	asserttest.Says(t, "error", err.Error(), "tanzu cluster create", "package reconcile failure", "still waiting for PackageInstall tkg-vc-antrea-vsphere-csi")
+}
+
+// With TANZU_STANDIN_BACKEND the stand-in runs the backend at each of its
+// transcript's #!backend lines, in order, with the configuration file's
+// variables, and its output marked in the CLI's; a backend that fails ends
+// the command as the CLI ends one, exit 1 with an Error: line.
+func TestStandinRunsBackendInOrder(t *testing.T) {
+	f := newFixture(t)
+	log := filepath.Join(f.work, "backend.log")
+	backend := filepath.Join(f.work, "backend.sh")
+	script := "#!/bin/sh\necho \"$1 $CLUSTER_NAME ${NAMESPACE:-}\" >>" + log + "\necho did $1\n[ \"$1\" != \"${FAIL_AT:-}\" ]\n"
+	if err := os.WriteFile(backend, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cf := f.config("tkg-mgmt-vc")
+	in := f.input("clean", 1000, ManagementClusterCreateArgs(cf.Path, 9))
+	in.Env = append(in.Env, "TANZU_STANDIN_BACKEND="+backend)
+	res, err := Run(runCtx(t), in)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("management-cluster create with a backend: %v, %v", res, err)
+	}
+	got, _ := os.ReadFile(log)
+	want := "bootstrap tkg-mgmt-vc \nproviders tkg-mgmt-vc \nmanagement tkg-mgmt-vc \nmanagement-providers tkg-mgmt-vc \n" +
+		"packages tkg-mgmt-vc \nmove tkg-mgmt-vc \ndelete-bootstrap tkg-mgmt-vc \n"
+	if string(got) != want {
+		t.Errorf("backend calls:\n%s\nwant:\n%s", got, want)
+	}
+	if tr := f.transcript(in); !strings.Contains(tr, "standin-backend move: did move") {
+		t.Errorf("the backend's output is not in the transcript, marked:\n%s", tr)
+	}
+
+	// tanzu cluster delete passes its namespace on.
+	_ = os.Remove(log)
+	din := f.input("clean", 1000, ClusterDeleteArgs("tkg-vc-antrea", "tkg-e2e"))
+	din.Env = append(din.Env, "TANZU_STANDIN_BACKEND="+backend)
+	if res, err := Run(runCtx(t), din); err != nil || res.ExitCode != 0 {
+		t.Fatalf("cluster delete with a backend: %v, %v", res, err)
+	}
+	if got, _ := os.ReadFile(log); string(got) != "delete-workload tkg-vc-antrea tkg-e2e\n" {
+		t.Errorf("cluster delete's backend call: %q", got)
+	}
+
+	fin := f.input("clean", 1000, ClusterCreateArgs(f.config("tkg-vc-antrea").Path, 9))
+	fin.Env = append(fin.Env, "TANZU_STANDIN_BACKEND="+backend, "FAIL_AT=workload")
+	fin.Transcript = filepath.Join(f.artifacts, "tanzu", "fail.log")
+	res, err = Run(runCtx(t), fin)
+	if err == nil || res == nil || res.ExitCode != 1 {
+		t.Fatalf("a failing backend: want exit 1 and an error, got %v, %v", res, err)
+	}
+	if tr := f.transcript(fin); !strings.Contains(tr, "Error: unable to set up tkg-vc-antrea: standin backend workload: exit status 1") {
+		t.Errorf("a failing backend's Error line is missing:\n%s", tr)
+	}
 }

@@ -82,7 +82,7 @@ var (
 	packageRe  = regexp.MustCompile(`(?i)packageinstall|packagerepository|ReconcileFailed|kapp-controller|\bkapp\b|carvel`)
 	placeRe    = regexp.MustCompile(`(?i)placement|unschedulable|didn't match pod's node affinity|untolerated taint|FailedScheduling`)
 	providerRe = regexp.MustCompile(`(?i)clusterctl|cluster ?api|KubeadmControlPlane|KubeadmConfig|MachineDeployment|MachineSet|DockerMachine|DockerCluster|VSphereMachine|VSphereCluster|\bcap[dvi]\b|capi-|cert-manager|control plane`)
-	inputRe    = regexp.MustCompile(`(?i)bad input|invalid (config|profile|value)|\bconfig(uration)?\b[^\n]*(invalid|error)|is required|must be set|unknown flag|denied the request|cannot resume`)
+	inputRe    = regexp.MustCompile(`(?i)bad input|invalid (config|profile|value)|(?:^|[^-/\w])config(uration)?\b[^\n]*(invalid|error)|is required|must be set|unknown flag|denied the request|cannot resume`)
 )
 
 var leaseLostRe = regexp.MustCompile(`(?m)^lease lost: `)
@@ -104,6 +104,16 @@ var rules = []rule{
 	{"interrupted", Harness, func(e Evidence) (string, bool) {
 		return "the run was interrupted (Ctrl-C or a signal) during stage " + orNone(e.Stage), interruptedRe.MatchString(e.Message)
 	}},
+	// The tanzu CLI's own failure, as framework/tanzu classified it from
+	// what the CLI printed: its words are the nearest evidence (what it
+	// left in the clusters is a consequence). Its unknown failures fall
+	// through to the evidence rules. The kinds are tanzu.Kind* (the report
+	// does not import the driver's library; a test keeps them equal).
+	tanzuRule("tanzu-provider-timeout", "provider wait timeout", Provider),
+	tanzuRule("tanzu-package-reconcile", "package reconcile failure", Package),
+	tanzuRule("tanzu-vcenter", "vCenter error", Infrastructure),
+	tanzuRule("tanzu-timeout", "timeout", Provider),
+	tanzuRule("tanzu-interrupted", "interrupted", Harness),
 	{"harness-panic", Harness, func(e Evidence) (string, bool) {
 		return "the harness panicked: " + firstLineOf(matchLine(panicRe, e.Message)), panicRe.MatchString(e.Message)
 	}},
@@ -235,6 +245,20 @@ var rules = []rule{
 	{"nothing-ran", Harness, func(e Evidence) (string, bool) {
 		return "the run ended before any stage or cluster existed: " + firstLineOf(orDash(e.Message)), e.NothingRan
 	}},
+}
+
+// tanzuFailedRe is the first line of a failed tanzu command's stage
+// message (tanzu.Failure.Error): "<command> failed (<kind>)…".
+var tanzuFailedRe = regexp.MustCompile(`(?m)^(tanzu (?:management-cluster|cluster) \S+)[^\n]* failed \(([^)]+)\)`)
+
+func tanzuRule(name, kind, category string) rule {
+	return rule{name, category, func(e Evidence) (string, bool) {
+		m := tanzuFailedRe.FindStringSubmatch(e.Message)
+		if m == nil || m[2] != kind {
+			return "", false
+		}
+		return fmt.Sprintf("the tanzu CLI failed (%s) during stage %s: %s", kind, orNone(e.Stage), firstLineOf(matchLine(tanzuFailedRe, e.Message))), true
+	}}
 }
 
 func matchLine(re *regexp.Regexp, s string) string {

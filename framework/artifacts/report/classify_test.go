@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
+	"github.com/tkg-e2e/harness/framework/tanzu"
 )
 
 func TestClassify(t *testing.T) {
@@ -28,6 +29,20 @@ func TestClassify(t *testing.T) {
 		{"a lost lease beats the interruption it caused", Evidence{Stage: "ova", StageCategory: Infrastructure,
 			Message: "lease lost: testbed-1 is no longer this run's (boskos update: HTTP 401: owner mismatch)\ninterrupted (lease lost: testbed-1) while waiting for the import"},
 			Infrastructure, "lease-lost", "Boskos lease was lost"},
+		{"the tanzu CLI's provider timeout, not its config file's name", Evidence{Stage: "management", StageCategory: Provider,
+			Message: "tanzu management-cluster create --file /h/tanzu-config-1/m.yaml -v 9 --yes failed (provider wait timeout) in phase management-providers: exit code 1; Error: unable to set up management cluster: timed out waiting for provider infrastructure-vsphere",
+			Clusters: mgmt(artifacts.ClusterFindings{MachinesWithoutNodeRef: []artifacts.MachineFinding{{Name: "m"}}})}, Provider, "tanzu-provider-timeout", "provider wait timeout"},
+		{"the tanzu CLI's package failure", Evidence{Stage: "management", StageCategory: Provider,
+			Message: "tanzu management-cluster create --file f -v 9 --yes failed (package reconcile failure) in phase bootstrap-packages: exit code 1"}, Package, "tanzu-package-reconcile", "package reconcile failure"},
+		{"the tanzu CLI's vCenter error", Evidence{Stage: "management", StageCategory: Provider,
+			Message: "tanzu management-cluster create --file f -v 9 --yes failed (vCenter error) in phase prepare: exit code 1"}, Infrastructure, "tanzu-vcenter", "vCenter error"},
+		{"the tanzu CLI hung", Evidence{Stage: "management", StageCategory: Provider,
+			Message: "tanzu management-cluster create --file f -v 9 --yes failed (timeout) in phase management-create: killed after 1m30s"}, Provider, "tanzu-timeout", "timeout"},
+		{"the tanzu CLI interrupted", Evidence{Stage: "management", StageCategory: Provider,
+			Message: "tanzu management-cluster create --file f -v 9 --yes failed (interrupted) in phase bootstrap-setup: ended by interrupt"}, Harness, "tanzu-interrupted", "interrupted"},
+		{"the tanzu CLI's unknown failure goes to the evidence, not to harness-input", Evidence{Stage: "workload", StageCategory: Provider,
+			Message: "tanzu cluster create --file /h/tanzu-config-1/w.yaml -v 9 failed (unknown) in phase workload-control-plane: exit code 1; last relevant line: Error: unable to set up w"},
+			Provider, "stage-hint", "workload"},
 		{"panic beats everything", Evidence{Stage: "packages", StageCategory: Package, Message: "panic: runtime error: invalid memory address or nil pointer dereference",
 			Clusters: mgmt(artifacts.ClusterFindings{FailedPackages: []artifacts.PackageFinding{{Name: "p"}}})}, Harness, "harness-panic", "panicked"},
 		{"vcenter down", Evidence{Stage: "ova", StageCategory: Infrastructure, Message: "timed out", VSphere: &artifacts.VSphereFindings{APIError: "dial tcp 10.0.0.1:443: connect: connection refused"}},
@@ -94,10 +109,29 @@ func TestEveryRuleIsExercised(t *testing.T) {
 		"vcenter-task-failed": true, "infrastructure-error": true, "webhook-unavailable": true, "machine-without-infrastructure": true,
 		"node-without-cni": true, "node-not-ready": true, "controller-pod-failing": true, "machine-not-bootstrapped": true,
 		"api-unreachable": true, "package-failed": true, "pod-unschedulable": true, "cluster-not-available": true, "package-message": true,
-		"placement-message": true, "provider-message": true, "harness-input": true, "stage-hint": true, "nothing-ran": true, "interrupted": true, "rehearsal-limit": true, "lease-lost": true}
+		"placement-message": true, "provider-message": true, "harness-input": true, "stage-hint": true, "nothing-ran": true, "interrupted": true, "rehearsal-limit": true, "lease-lost": true,
+		"tanzu-provider-timeout": true, "tanzu-package-reconcile": true, "tanzu-vcenter": true, "tanzu-timeout": true, "tanzu-interrupted": true}
 	for _, r := range rules {
 		if !tested[r.name] {
 			t.Errorf("rule %s has no case in TestClassify", r.name)
+		}
+	}
+}
+
+// The report matches the tanzu driver's failure kinds by their words; they
+// must stay the library's.
+func TestTanzuRuleKindsAreTheLibrarys(t *testing.T) {
+	for _, k := range []tanzu.Kind{tanzu.KindProviderTimeout, tanzu.KindPackageReconcile, tanzu.KindVCenter, tanzu.KindTimeout, tanzu.KindInterrupted} {
+		found := false
+		for _, r := range rules {
+			if strings.HasPrefix(r.name, "tanzu-") {
+				if _, ok := r.match(Evidence{Message: "tanzu cluster create --file f failed (" + string(k) + ") in phase x"}); ok {
+					found = true
+				}
+			}
+		}
+		if !found {
+			t.Errorf("no report rule for the tanzu failure kind %q", k)
 		}
 	}
 }

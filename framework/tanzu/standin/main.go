@@ -4,7 +4,7 @@
 //
 //	tanzu management-cluster create --file F [-v N] [--yes]
 //	tanzu cluster create [NAME] --file F [-v N]
-//	tanzu cluster delete NAME [--yes]
+//	tanzu cluster delete NAME [-n NAMESPACE] [--yes]
 //	tanzu management-cluster delete [NAME] [--yes]
 //	tanzu version
 //
@@ -15,7 +15,12 @@
 //	TANZU_STANDIN_SPEED      how many times faster than seed 000's timings to replay (default 1)
 //	TANZU_STANDIN_KUBECONFIG the kubeconfig written where the CLI announces the bootstrap (and, unless
 //	                         TANZU_STANDIN_MANAGEMENT_KUBECONFIG is set, the management) cluster's
+//	TANZU_STANDIN_KIND_NAME  the kind cluster's name the CLI announces (default tkg-kind-<random>)
 //	TANZU_STANDIN_CHILD_PIDFILE where the pid of the child process a transcript starts is written
+//	TANZU_STANDIN_BACKEND    a program run at each #!backend ACTION line, which does for real what the
+//	                         CLI does there (scripts/tanzu-standin-backend.sh: kind, clusterctl, kubectl),
+//	                         with the configuration file's variables in its environment; unset, the
+//	                         stand-in only replays (and the kubeconfigs must exist already)
 //	HOME                     as for the CLI: kubeconfigs go to ~/.kube-tkg/tmp/ and ~/.kube/config,
 //	                         which the stand-in refuses to overwrite (point HOME at a run-local folder)
 //
@@ -23,9 +28,10 @@
 // CLI (by the signal) unless the transcript says the CLI is wedged
 // (#!ignore-interrupt). Problems of the stand-in itself exit 2.
 //
-// Transcript directives (lines starting with #!): kubeconfig bootstrap|management,
+// Transcript directives (lines starting with #!): backend ACTION, kubeconfig bootstrap|management,
 // rm-kubeconfig bootstrap, child, ignore-interrupt, hang, sleep SECONDS,
 // stream stdout|stderr, exit CODE. Placeholders: {{CLUSTER_NAME}},
+// {{KIND_NAME}} (tkg-kind-<random>, TANZU_STANDIN_KIND_NAME for the backend),
 // {{BOOTSTRAP_KUBECONFIG}}, {{MANAGEMENT_KUBECONFIG}}, {{VSPHERE_SERVER}},
 // {{VSPHERE_USERNAME}}, {{VSPHERE_PASSWORD}}.
 package main
@@ -67,10 +73,14 @@ type standin struct {
 	ignoreInt   bool
 	bootstrapKC string
 	mgmtKC      string
+	kindName    string
 }
 
 func main() {
-	s := &standin{out: os.Stdout, speed: 1, vars: map[string]string{}}
+	s := &standin{out: os.Stdout, speed: 1, vars: map[string]string{}, kindName: os.Getenv("TANZU_STANDIN_KIND_NAME")}
+	if s.kindName == "" {
+		s.kindName = "tkg-kind-" + randomName(20)
+	}
 	code := s.run(os.Args[1:])
 	s.stopChild()
 	os.Exit(code)
@@ -87,9 +97,9 @@ func cliError(format string, a ...any) int {
 }
 
 type flags struct {
-	file, verbosity string
-	yes             bool
-	args            []string
+	file, verbosity, namespace string
+	yes                        bool
+	args                       []string
 }
 
 func parseFlags(args []string) (flags, error) {
@@ -113,6 +123,8 @@ func parseFlags(args []string) (flags, error) {
 			f.file, err = value()
 		case "-v", "--verbose":
 			f.verbosity, err = value()
+		case "--namespace", "-n":
+			f.namespace, err = value()
 		case "--tkr":
 			_, err = value()
 		case "--yes", "-y":
@@ -207,6 +219,7 @@ func (s *standin) run(args []string) int {
 			return cliError("accepts 1 arg(s), received %d", len(f.args))
 		}
 		s.vars["CLUSTER_NAME"] = f.args[0]
+		s.vars["NAMESPACE"] = f.namespace
 	case "management-cluster-delete":
 		name, err := os.ReadFile(filepath.Join(s.home, stateFile))
 		if err != nil {
@@ -288,6 +301,7 @@ func (s *standin) expand(line string) string {
 	}
 	return strings.NewReplacer(
 		"{{CLUSTER_NAME}}", s.vars["CLUSTER_NAME"],
+		"{{KIND_NAME}}", s.kindName,
 		"{{BOOTSTRAP_KUBECONFIG}}", s.bootstrapKC,
 		"{{MANAGEMENT_KUBECONFIG}}", s.mgmtKC,
 		"{{VSPHERE_SERVER}}", s.vars["VSPHERE_SERVER"],
@@ -306,6 +320,10 @@ func (s *standin) directive(d []string, sleep func(time.Duration)) (code int, st
 		arg = d[1]
 	}
 	switch d[0] {
+	case "backend":
+		if code := s.backend(arg); code != 0 {
+			return code, true
+		}
 	case "kubeconfig":
 		src := os.Getenv("TANZU_STANDIN_KUBECONFIG")
 		if m := os.Getenv("TANZU_STANDIN_MANAGEMENT_KUBECONFIG"); arg == "management" && m != "" {
@@ -389,6 +407,45 @@ func (s *standin) directive(d []string, sleep func(time.Duration)) (code int, st
 	return 0, false
 }
 
+// backend runs TANZU_STANDIN_BACKEND ACTION, its output in the CLI's
+// (each line marked, so nobody mistakes it for seed 000's), the
+// configuration file's variables in its environment. It is in the
+// stand-in's process group: a timeout or Ctrl-C of the CLI stops it too.
+// A failure ends the command as the CLI ends one, with exit 1.
+func (s *standin) backend(action string) int {
+	prog := os.Getenv("TANZU_STANDIN_BACKEND")
+	if prog == "" {
+		return 0
+	}
+	if action == "" {
+		return fail("backend: no action")
+	}
+	c := exec.Command(prog, action)
+	c.Env = append(os.Environ(), "TANZU_STANDIN_KIND_NAME="+s.kindName)
+	for k, v := range s.vars {
+		c.Env = append(c.Env, k+"="+v)
+	}
+	pr, pw := io.Pipe()
+	c.Stdout, c.Stderr = pw, pw
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			fmt.Fprintln(s.out, "standin-backend "+action+": "+sc.Text())
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	err := c.Run()
+	_ = pw.Close()
+	<-done
+	if err != nil {
+		return cliError("unable to set up %s: standin backend %s: %v", s.vars["CLUSTER_NAME"], action, err)
+	}
+	return 0
+}
+
 func (s *standin) stopChild() {
 	if s.child != nil && s.child.Process != nil {
 		_ = s.child.Process.Kill()
@@ -401,6 +458,17 @@ func writeFile(path string, data []byte) error {
 		return err
 	}
 	return os.WriteFile(path, data, 0o600)
+}
+
+// randomName is n characters of [a-z0-9], as the CLI names its kind cluster.
+func randomName(n int) string {
+	const letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = letters[int(b[i])%len(letters)]
+	}
+	return string(b)
 }
 
 func randomSuffix() string {
