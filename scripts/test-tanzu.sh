@@ -87,7 +87,7 @@ for c in $cases; do
     make e2e FOCUS=management CONFIG_OVERRIDES="$overrides,$work/hang.yaml" ARTIFACTS="$art" >"$log" 2>&1 || rc=$?
     finished $rc
     [ $rc -ne 0 ] || fail "hang: the run passed"
-    classified "timeout" "Start creating management cluster"
+    classified "timeout" "control plane is not available yet"
     nothing_left ;;
   interrupt)
     start interrupt clean; rc=0
