@@ -26,7 +26,7 @@ var Bootstrap = Stage{
 			e := env()
 			cfg := e.Config
 			return BootstrapSpecInput{Env: e, Name: cfg.Clusters.Bootstrap.Name, NodeImage: cfg.Clusters.Bootstrap.NodeImage,
-				Images: images(cfg), ClusterctlConfigPath: e.ClusterctlConfig(""), Providers: providersOf(cfg),
+				Images: images(cfg, RoleBootstrap), ClusterctlConfigPath: e.ClusterctlConfig(""), Providers: providersOf(cfg),
 				Timeouts: bootstrapTimeouts(e)}
 		})
 	},

@@ -117,7 +117,7 @@ func clusterInput(env *Env, stage, role, holderRole string, spec config.Workload
 	in := ClusterSpecInput{Env: env, Stage: stage, Role: role, Holder: env.Cluster(holderRole), HolderRole: holderRole, Cluster: spec,
 		InfrastructureProvider: infraProvider(cfg), ClusterctlConfigPath: env.ClusterctlConfig(role),
 		CNIManifest: cfg.Addons.CNIManifest, KappControllerManifest: cfg.Addons.KappControllerManifest,
-		Images: images(cfg), Timeouts: clusterTimeouts(env, stage, management),
+		Images: images(cfg, role), Timeouts: clusterTimeouts(env, stage, management),
 		StopAfter: cfg.Rehearsal.StopAfter, StopReason: cfg.Rehearsal.Reason}
 	if cfg.UsesCAPV() {
 		in.Customize = clusters.CAPVCustomize(cfg.VSphere.CustomVMXKeys, cfg.VSphere.PowerOffMode)

@@ -18,10 +18,13 @@ import (
 // Step is one timed step of a stage.
 type Step = wait.Step
 
-func images(cfg *config.Config) []capiclusterctl.ContainerImage {
+// images are the profile's images a cluster of role gets (images[].roles).
+func images(cfg *config.Config, role string) []capiclusterctl.ContainerImage {
 	var out []capiclusterctl.ContainerImage
 	for _, img := range cfg.Images {
-		out = append(out, capiclusterctl.ContainerImage{Name: img.Name, LoadBehavior: capiclusterctl.LoadImageBehavior(img.LoadBehavior)})
+		if img.ForRole(role) {
+			out = append(out, capiclusterctl.ContainerImage{Name: img.Name, LoadBehavior: capiclusterctl.LoadImageBehavior(img.LoadBehavior)})
+		}
 	}
 	return out
 }

@@ -28,7 +28,7 @@ func selfHostedDeleter(env *Env, deleteTimeout, poll time.Duration) clusters.Sel
 		// Bootstrap records the kind cluster in the run state first: if
 		// anything below fails, cleanup and the leak checks still see it.
 		_, err := bootstrap.Bootstrap(ctx, bootstrap.Input{Name: name, NodeImage: cfg.Clusters.Bootstrap.NodeImage, KubeconfigPath: kc,
-			Images: images(cfg), ClusterctlConfigPath: env.ClusterctlConfig(""), Providers: providersOf(cfg), State: env.State,
+			Images: images(cfg, RoleBootstrap), ClusterctlConfigPath: env.ClusterctlConfig(""), Providers: providersOf(cfg), State: env.State,
 			CreatedBy: "cleanup", Timeouts: bootstrapTimeouts(env), Progress: env.Out, Prefix: "[cleanup]"})
 		defer func() {
 			del := kind.Deleter(deleteTimeout, env.Out, "[cleanup]")

@@ -88,9 +88,9 @@ func smokePreflight(ctx context.Context, e *Env) error {
 		return nil
 	}
 	for _, im := range e.Config.Images {
-		if im.Name == img {
+		if im.Name == img && im.ForRole(RoleWorkload) {
 			return node.ImagePresent(ctx, img)
 		}
 	}
-	return fmt.Errorf("smoke.image %s is not among the profile's images, so the workload cluster's nodes would have to pull it: add it to images", img)
+	return fmt.Errorf("smoke.image %s is not among the profile's images for the workload cluster, so its nodes would have to pull it: add it to images (with workload in its roles)", img)
 }

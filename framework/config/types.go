@@ -10,6 +10,8 @@
 // that runs it first starts in milliseconds.
 package config
 
+import "slices"
+
 // Config is one profile after variables are expanded and overrides merged.
 type Config struct {
 	// Profile is "local" (vcsim + kind + CAPD) or "vsphere" (a real vCenter).
@@ -95,6 +97,20 @@ type Image struct {
 	// LoadBehavior is mustLoad (a failed load fails the run) or tryLoad (a
 	// failed load is a warning, the node pulls). Defaults to mustLoad.
 	LoadBehavior string `yaml:"loadBehavior"`
+	// Roles are the clusters whose nodes get the image: bootstrap,
+	// management, workload (empty: every cluster). A workload cluster has
+	// no use for Cluster API's controllers or cert-manager; loading them
+	// costs seconds per image and node.
+	Roles []string `yaml:"roles"`
+}
+
+// ImageRoles are the values of images[].roles.
+var ImageRoles = []string{"bootstrap", "management", "workload", "windows-workload"}
+
+// ForRole reports whether the image is loaded into the nodes of a cluster
+// of role.
+func (i Image) ForRole(role string) bool {
+	return len(i.Roles) == 0 || slices.Contains(i.Roles, role)
 }
 
 // Clusterctl configures `clusterctl init`.

@@ -436,5 +436,10 @@ func validateImages(add func(key, msg, fix string), key string, images []Image, 
 		if img.LoadBehavior != "mustLoad" && img.LoadBehavior != "tryLoad" {
 			add(at+".loadBehavior", fmt.Sprintf("unknown loadBehavior %q", img.LoadBehavior), "use mustLoad or tryLoad")
 		}
+		for _, r := range img.Roles {
+			if !slices.Contains(ImageRoles, r) {
+				add(at+".roles", fmt.Sprintf("unknown role %q", r), "use "+strings.Join(ImageRoles, ", ")+", or leave roles out for every cluster")
+			}
+		}
 	}
 }
