@@ -30,7 +30,7 @@ func TestClassify(t *testing.T) {
 			Message: "lease lost: testbed-1 is no longer this run's (boskos update: HTTP 401: owner mismatch)\ninterrupted (lease lost: testbed-1) while waiting for the import"},
 			Infrastructure, "lease-lost", "Boskos lease was lost"},
 		{"the tanzu CLI's provider timeout, not its config file's name", Evidence{Stage: "management", StageCategory: Provider,
-			Message: "tanzu management-cluster create --file /h/tanzu-config-1/m.yaml -v 9 --yes failed (provider wait timeout) in phase management-providers: exit code 1; Error: unable to set up management cluster: timed out waiting for provider infrastructure-vsphere",
+			Message:  "tanzu management-cluster create --file /h/tanzu-config-1/m.yaml -v 9 --yes failed (provider wait timeout) in phase management-providers: exit code 1; Error: unable to set up management cluster: timed out waiting for provider infrastructure-vsphere",
 			Clusters: mgmt(artifacts.ClusterFindings{MachinesWithoutNodeRef: []artifacts.MachineFinding{{Name: "m"}}})}, Provider, "tanzu-provider-timeout", "provider wait timeout"},
 		{"the tanzu CLI's package failure", Evidence{Stage: "management", StageCategory: Provider,
 			Message: "tanzu management-cluster create --file f -v 9 --yes failed (package reconcile failure) in phase bootstrap-packages: exit code 1"}, Package, "tanzu-package-reconcile", "package reconcile failure"},
