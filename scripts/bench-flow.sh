@@ -36,7 +36,10 @@ if [ "${ORDER:-}" = hand-first ]; then by_hand; harness; else harness; by_hand; 
 
 echo "harness (make e2e FOCUS=workload), per stage:"
 jq -r '.stages[] | "  \(.stage)\t\(.seconds)s"' "$work/harness/timings.json" | column -t
-jq -r '"  collection\t\(.collectionSeconds)s"' "$work/harness/timings.json" | column -t
+jq -r '.collectionSeconds | to_entries[] | "  collect \(.key)\t\(.value)s"' "$work/harness/timings.json" | column -t
+# what is neither a stage nor collection: setup (validate, plan, BeforeSuite) and the suite's own cleanup,
+# which moves the self-hosted management cluster back into a throw-away kind cluster to delete it
+grep -E '^\s*\[cleanup\] (cleanup: |leak check)' "$work/harness.log" | sed 's/^ */  /' | cut -c1-160 || true
 echo "by hand (lifecycle-by-hand.sh), per step:"
 sed -n '/per-step times/,$p' "$work/by-hand.log" | tail -n +2
 printf 'harness: %.1fs\nby hand: %.1fs\n' "$h" "$b"
