@@ -90,16 +90,20 @@ func attachCluster(ctx context.Context, env *Env, role string) error {
 	if r.State == "deleted" {
 		return fmt.Errorf("the %s cluster %s was deleted", role, r.Name)
 	}
-	c := &Cluster{Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig, Provider: provider}
+	return reattach(ctx, env, &Cluster{Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig, Provider: provider})
+}
+
+// reattach gives the Env a cluster of a kept run once its API answers.
+func reattach(ctx context.Context, env *Env, c *Cluster) error {
 	k, err := c.Connect()
 	if err != nil {
 		return err
 	}
 	if err := k.Ready(ctx); err != nil {
-		return fmt.Errorf("the %s cluster %s does not answer: %w", role, r.Name, err)
+		return fmt.Errorf("the %s cluster %s does not answer: %w", c.Role, c.Name, err)
 	}
 	env.SetCluster(c)
-	env.Printf("[resume] %s cluster %s answers (kubeconfig %s)", role, r.Name, r.Kubeconfig)
+	env.Printf("[resume] %s cluster %s answers (kubeconfig %s)", c.Role, c.Name, c.Kubeconfig)
 	return nil
 }
 

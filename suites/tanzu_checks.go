@@ -118,15 +118,5 @@ func attachTanzuCluster(ctx context.Context, env *Env, kind, role string) error 
 	if r.State != "ready" {
 		return fmt.Errorf("the %s cluster %s is %q in the kept run, not ready", role, r.Name, r.State)
 	}
-	c := &Cluster{Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig, Provider: r.Attributes["provider"]}
-	k, err := c.Connect()
-	if err != nil {
-		return err
-	}
-	if err := k.Ready(ctx); err != nil {
-		return fmt.Errorf("the %s cluster %s does not answer: %w", role, r.Name, err)
-	}
-	env.SetCluster(c)
-	env.Printf("[resume] %s cluster %s answers (kubeconfig %s)", role, r.Name, r.Kubeconfig)
-	return nil
+	return reattach(ctx, env, &Cluster{Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig, Provider: r.Attributes["provider"]})
 }
