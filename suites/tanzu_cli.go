@@ -139,6 +139,21 @@ func unjoin(err error) []error {
 	return []error{err}
 }
 
+// configFile writes one command's cluster configuration file (0600, in
+// WorkDir, refused inside the artifacts); remove deletes it when the
+// command is done, saying so if it cannot.
+func (t *TanzuCLI) configFile(values map[string]string, prefix string) (cf *tanzu.ConfigFile, remove func(), err error) {
+	cf, err = tanzu.WriteConfigFile(tanzu.ConfigFileInput{Dir: t.WorkDir, ArtifactsDir: t.ArtifactFolder, Values: values, Redactor: t.Redactor})
+	if err != nil {
+		return nil, nil, err
+	}
+	return cf, func() {
+		if err := cf.Remove(); err != nil {
+			fmt.Fprintf(t.Out, "%s %v\n", prefix, err)
+		}
+	}, nil
+}
+
 // Run runs one tanzu command, its transcript named name (tanzu/<name>.log
 // in the artifacts, copied there however the command ended), with the
 // phases printed as they end. A failed command's error is a

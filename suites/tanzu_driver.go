@@ -181,15 +181,11 @@ func TanzuManagementCreate(ctx context.Context, in TanzuManagementInput) (*tanzu
 	if err := env.State.PutResource(mgmt); err != nil {
 		return nil, err
 	}
-	cf, err := tanzu.WriteConfigFile(tanzu.ConfigFileInput{Dir: in.CLI.WorkDir, ArtifactsDir: env.ArtifactFolder, Values: in.Values, Redactor: env.Redactor})
+	cf, removeConfig, err := in.CLI.configFile(in.Values, "[management]")
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err := cf.Remove(); err != nil {
-			env.Printf("[management] %v", err)
-		}
-	}()
+	defer removeConfig()
 
 	var mu sync.Mutex
 	var hookErrs []error
@@ -504,15 +500,11 @@ func TanzuClusterCreate(ctx context.Context, in TanzuWorkloadSpecInput) (*tanzu.
 	if err := env.State.PutResource(r); err != nil {
 		return nil, err
 	}
-	cf, err := tanzu.WriteConfigFile(tanzu.ConfigFileInput{Dir: in.CLI.WorkDir, ArtifactsDir: env.ArtifactFolder, Values: in.Values, Redactor: env.Redactor})
+	cf, removeConfig, err := in.CLI.configFile(in.Values, "[workload]")
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err := cf.Remove(); err != nil {
-			env.Printf("[workload] %v", err)
-		}
-	}()
+	defer removeConfig()
 	res, err := in.CLI.Run(ctx, "cluster-create-"+name, tanzu.ClusterCreateArgs(cf.Path, in.CLI.Verbosity), in.Timeout, tanzu.Hooks{}, "[workload]")
 	env.setTanzuResult(RoleWorkload, res)
 	markNeverCreated(env, "[workload]", r, res, err)
