@@ -22,8 +22,8 @@ var _ = Describe("TKG lifecycle", Ordered, ContinueOnFailure, func() {
 	// The tree is built after flags are parsed: the profile's extra needs
 	// (CAPV clusters need the ova stage) are in the labels, and the
 	// driver's specs (driver: tanzu) replace the stages' own.
-	reg := suites.Lifecycle.ForProfile(config.PeekProfile(*configPath, overrideFiles())).
-		ForDriver(config.PeekDriver(*configPath, overrideFiles()))
+	peek := config.Peek(*configPath, overrideFiles())
+	reg := suites.Lifecycle.ForProfile(peek.Profile).ForDriver(peek.Driver)
 	for _, s := range reg.Stages() {
 		Context(s.Name, Label(reg.Labels(s.Name)...), func() {
 			s.Spec(context.Background(), func() *suites.Env { return env })

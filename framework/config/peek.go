@@ -6,46 +6,45 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// PeekProfile returns the profile key of a config and its overrides (the
-// last one that sets it wins) without loading or validating anything, for
-// code that must know the profile before the config is loaded (the Ginkgo
-// tree: which stages need which on this profile). "" when unreadable: the
-// real load reports why.
-func PeekProfile(path string, overrides []string) string {
-	profile := ""
-	for _, p := range append([]string{path}, overrides...) {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		var doc struct {
-			Profile string `yaml:"profile"`
-		}
-		if yaml.Unmarshal(b, &doc) == nil && doc.Profile != "" {
-			profile = doc.Profile
-		}
-	}
-	return profile
+// Peeked is what Peek reads of a config before it is loaded.
+type Peeked struct {
+	// Profile is "" when no file sets it (or none is readable): the real
+	// load reports why.
+	Profile string
+	// Driver is clusterctl when no file sets it; it is read as written
+	// (NewEnv checks the loaded config agrees).
+	Driver string
 }
 
-// PeekDriver returns the driver key of a config and its overrides (the last
-// one that sets it wins; clusterctl when none does) without loading
-// anything, for the Ginkgo tree, which is built before the config is loaded
-// and declares each stage's spec for the run's driver. The key is read as
-// written: NewEnv checks the loaded config agrees.
-func PeekDriver(path string, overrides []string) string {
-	driver := DriverClusterctl
+// Peek returns the profile and driver keys of a config and its overrides
+// (for each, the last file that sets it wins) without loading or
+// validating anything, for code that must know them before the config is
+// loaded: the Ginkgo tree, built first, declares which stages need which
+// on the profile and binds each stage's spec for the driver.
+func Peek(path string, overrides []string) Peeked {
+	out := Peeked{Driver: DriverClusterctl}
 	for _, p := range append([]string{path}, overrides...) {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			continue
 		}
-		var doc struct {
-			Driver string `yaml:"driver"`
+		// Each key decoded on its own: a malformed one does not hide the other.
+		var doc map[string]yaml.Node
+		if yaml.Unmarshal(b, &doc) != nil {
+			continue
 		}
-		if yaml.Unmarshal(b, &doc) == nil && doc.Driver != "" {
-			driver = doc.Driver
+		for key, into := range map[string]*string{"profile": &out.Profile, "driver": &out.Driver} {
+			var v string
+			if n, ok := doc[key]; ok && n.Decode(&v) == nil && v != "" {
+				*into = v
+			}
 		}
 	}
-	return driver
+	return out
 }
+
+// PeekProfile is Peek's profile.
+func PeekProfile(path string, overrides []string) string { return Peek(path, overrides).Profile }
+
+// PeekDriver is Peek's driver.
+func PeekDriver(path string, overrides []string) string { return Peek(path, overrides).Driver }

@@ -204,4 +204,12 @@ func TestPeekDriver(t *testing.T) {
 	if d := PeekDriver(p, []string{ov}); d != DriverTanzu {
 		t.Errorf("overrides set tanzu: got %q", d)
 	}
+	// One read gives both keys; a malformed driver does not hide the profile.
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(bad, []byte("profile: vsphere\ndriver: [tanzu]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := Peek(p, []string{ov, bad}); got.Profile != "vsphere" || got.Driver != DriverTanzu {
+		t.Errorf("Peek = %+v, want profile vsphere (from bad.yaml) and driver tanzu (from ov.yaml)", got)
+	}
 }

@@ -152,7 +152,8 @@ func plan(args []string, stdout, stderr io.Writer) int {
 		if *overrides != "" {
 			ov = strings.Split(*overrides, ",")
 		}
-		reg = reg.ForProfile(config.PeekProfile(*cfgPath, ov)).ForDriver(config.PeekDriver(*cfgPath, ov))
+		peek := config.Peek(*cfgPath, ov)
+		reg = reg.ForProfile(peek.Profile).ForDriver(peek.Driver)
 	}
 	names := strings.Fields(*sel)
 	if words := focusStages(*focus); len(words) > 0 {
