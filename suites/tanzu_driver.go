@@ -205,9 +205,7 @@ func TanzuManagementCreate(ctx context.Context, in TanzuManagementInput) (*tanzu
 			// Recorded before kind makes a container: a CLI killed while
 			// kind works leaves containers only this name (and the run's
 			// time window) can claim for cleanup.
-			r := run.Resource{Kind: kind.ResourceKind, Name: kindName, Role: RoleBootstrap, CreatedBy: "management",
-				State: "creating", DeleteHint: kind.DeleteHint(kindName), Attributes: map[string]string{"createdBy": "tanzu management-cluster create"}}
-			if err := env.State.PutResource(r); err != nil {
+			if err := env.State.PutResource(tanzuKindResource(kindName, "creating", "")); err != nil {
 				hookErr(err)
 				return
 			}
@@ -222,9 +220,7 @@ func TanzuManagementCreate(ctx context.Context, in TanzuManagementInput) (*tanzu
 			if announced != "" && announced != kindName {
 				hookErr(fmt.Errorf("the CLI said it creates the kind cluster %s, but its kubeconfig %s is kind-%s's", announced, path, kindName))
 			}
-			r := run.Resource{Kind: kind.ResourceKind, Name: kindName, Role: RoleBootstrap, Kubeconfig: path, CreatedBy: "management",
-				State: "ready", DeleteHint: kind.DeleteHint(kindName), Attributes: map[string]string{"createdBy": "tanzu management-cluster create"}}
-			if err := env.State.PutResource(r); err != nil {
+			if err := env.State.PutResource(tanzuKindResource(kindName, "ready", path)); err != nil {
 				hookErr(err)
 			}
 			env.SetCluster(&Cluster{Role: RoleBootstrap, Name: kindName, Kubeconfig: path, Provider: "kind"})
@@ -513,6 +509,14 @@ func TanzuClusterCreate(ctx context.Context, in TanzuWorkloadSpecInput) (*tanzu.
 		err = env.State.PutResource(r)
 	}
 	return res, err
+}
+
+// tanzuKindResource is the run state's record of the kind cluster
+// `tanzu management-cluster create` makes: first by the name it announces,
+// then ready with the kubeconfig it prints.
+func tanzuKindResource(name, state, kubeconfig string) run.Resource {
+	return run.Resource{Kind: kind.ResourceKind, Name: name, Role: RoleBootstrap, Kubeconfig: kubeconfig, CreatedBy: "management",
+		State: state, DeleteHint: kind.DeleteHint(name), Attributes: map[string]string{"createdBy": "tanzu management-cluster create"}}
 }
 
 // markNeverCreated records a cluster the CLI failed on before its first
