@@ -69,6 +69,13 @@ func (r *Result) String() string { return r.Steps.String() }
 func Bootstrap(ctx context.Context, in Input) (*Result, error) {
 	res := &Result{}
 	var err error
+	var pre *node.Preload
+	if len(in.Images) > 0 {
+		// The node takes images while kind runs kubeadm in it; load-images then only tops up.
+		pre = node.StartPreload(ctx, node.LoadImagesInput{ClusterName: in.Name, Images: in.Images, Pull: in.PullImages,
+			Timeout: in.Timeouts.LoadImages.Timeout, Progress: in.Progress, Prefix: in.Prefix}, in.Timeouts.LoadImages.Poll)
+		defer pre.Stop()
+	}
 	if err = res.Steps.Time("kind-create", func() error {
 		res.Cluster, err = kind.Create(ctx, kind.CreateInput{
 			Name: in.Name, NodeImage: in.NodeImage, KubeconfigPath: in.KubeconfigPath, MountDockerSocket: in.Providers.Has("docker"),
@@ -80,10 +87,9 @@ func Bootstrap(ctx context.Context, in Input) (*Result, error) {
 		return res, err
 	}
 	// No images means the node pulls them (a machine with registry access).
-	if len(in.Images) > 0 {
+	if pre != nil {
 		if err = res.Steps.Time("load-images", func() error {
-			res.Images, err = node.LoadImages(ctx, node.LoadImagesInput{ClusterName: in.Name, Images: in.Images, Pull: in.PullImages,
-				Timeout: in.Timeouts.LoadImages.Timeout, Progress: in.Progress, Prefix: in.Prefix})
+			res.Images, err = pre.Finish(ctx)
 			return err
 		}); err != nil {
 			return res, err

@@ -107,6 +107,14 @@ func Provision(ctx context.Context, in ProvisionInput) (*ProvisionResult, error)
 		return nil, errors.New(strings.Join(errs, "; "))
 	}
 	res := &ProvisionResult{}
+	c, t := res.Cluster, in.Timeouts
+	var pre *node.Preload
+	if in.loadsImages() {
+		// The nodes take images while kubeadm runs in them; load-images then only tops up.
+		pre = node.StartPreload(ctx, node.LoadImagesInput{ClusterName: in.Name, Images: in.Images, Pull: in.PullImages,
+			Timeout: t.LoadImages.Timeout, Progress: in.Progress, Prefix: in.Prefix}, t.LoadImages.Poll)
+		defer pre.Stop()
+	}
 	cr, err := Create(ctx, in.CreateInput)
 	if cr != nil {
 		res.Cluster, res.Machines, res.Steps = cr.Cluster, cr.Machines, cr.Steps
@@ -114,11 +122,10 @@ func Provision(ctx context.Context, in ProvisionInput) (*ProvisionResult, error)
 	if err != nil {
 		return res, err
 	}
-	c, t := res.Cluster, in.Timeouts
-	if in.loadsImages() {
+	c = res.Cluster
+	if pre != nil {
 		if err := res.Steps.Time("load-images", func() error {
-			res.Images, err = node.LoadImages(ctx, node.LoadImagesInput{ClusterName: c.Name, Images: in.Images, Pull: in.PullImages,
-				Timeout: t.LoadImages.Timeout, Progress: in.Progress, Prefix: in.Prefix})
+			res.Images, err = pre.Finish(ctx)
 			return err
 		}); err != nil {
 			return res, err

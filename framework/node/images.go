@@ -67,6 +67,9 @@ type LoadImagesResult struct {
 	Present []string
 	// Warnings are tryLoad images that could not be loaded, with the reason.
 	Warnings []string
+	// Preloaded counts the image imports a Preload did before LoadImages
+	// ran (over all nodes); those images are then among Present.
+	Preloaded int
 }
 
 type image struct {

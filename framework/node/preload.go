@@ -1,0 +1,188 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
+
+	"github.com/tkg-e2e/harness/framework/wait"
+)
+
+// Preload gives LoadImages a head start while a cluster is still being made.
+// A kind or CAPD node container runs containerd long before kubeadm has
+// finished with it (and a CAPD worker appears only after the control plane
+// is initialized), so each node gets the images as soon as its container
+// takes them, overlapping the creation instead of following it.
+//
+// It is only ever a head start: Finish runs LoadImages, which finds by ID
+// what was preloaded and loads what is missing, so a failed or partial
+// preload costs nothing but the time LoadImages would have spent anyway,
+// and the result and the mustLoad/tryLoad semantics are LoadImages' own.
+// Nothing here fails a run.
+type Preload struct {
+	in    LoadImagesInput
+	poll  time.Duration
+	start time.Time
+	stop  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+	dir   string
+	// Only the goroutine writes these until done is closed.
+	imported map[string][]string // node -> images imported into it
+	archived map[string]string   // image -> saved archive
+}
+
+// StartPreload starts loading in.Images into the node containers of
+// in.ClusterName as they appear, looking for new ones every poll. Images
+// missing locally are left to Finish (which pulls them with in.Pull or
+// reports them). Call Finish once the cluster's nodes exist, or Stop.
+func StartPreload(ctx context.Context, in LoadImagesInput, poll time.Duration) *Preload {
+	p := &Preload{in: in, poll: poll, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{}),
+		imported: map[string][]string{}, archived: map[string]string{}}
+	if poll <= 0 {
+		p.poll = 2 * time.Second
+	}
+	go p.run(ctx)
+	return p
+}
+
+// Stop ends the preload after the image it is importing, and removes its
+// archives. It is safe to call more than once, and after Finish.
+func (p *Preload) Stop() {
+	p.once.Do(func() { close(p.stop) })
+	<-p.done
+	if p.dir != "" {
+		_ = os.RemoveAll(p.dir)
+	}
+}
+
+// Finish stops the preload and runs LoadImages over the cluster's nodes,
+// which skips what the preload imported. The result's Preloaded says what
+// the head start did.
+func (p *Preload) Finish(ctx context.Context) (*LoadImagesResult, error) {
+	p.Stop()
+	pr := wait.Printer{W: p.in.Progress, Prefix: p.in.Prefix}
+	nodes := make([]string, 0, len(p.imported))
+	for node := range p.imported {
+		nodes = append(nodes, node)
+	}
+	sort.Strings(nodes)
+	n := 0
+	for _, node := range nodes {
+		ims := p.imported[node]
+		n += len(ims)
+		pr.Printf("preloaded %d of %d images into %s while %s was being created (%s since the preload started)",
+			len(ims), len(p.in.Images), node, p.in.ClusterName, time.Since(p.start).Round(100*time.Millisecond))
+	}
+	res, err := LoadImages(ctx, p.in)
+	if res != nil {
+		res.Preloaded = n
+	}
+	return res, err
+}
+
+func (p *Preload) stopped() bool {
+	select {
+	case <-p.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+type preloadImage struct{ name, id string }
+
+func (p *Preload) run(ctx context.Context) {
+	defer close(p.done)
+	var images []preloadImage
+	for _, ci := range p.in.Images {
+		if id, err := localImageID(ctx, ci.Name); err == nil && id != "" {
+			images = append(images, preloadImage{name: ci.Name, id: id})
+		}
+	}
+	if len(images) == 0 {
+		return
+	}
+	t := time.NewTicker(p.poll)
+	defer t.Stop()
+	for {
+		nodes, _, err := ClusterNodes(ctx, p.in.ClusterName)
+		if err == nil {
+			for _, n := range nodes {
+				if p.stopped() || ctx.Err() != nil {
+					return
+				}
+				p.preloadNode(ctx, n.Name, images)
+			}
+		}
+		select {
+		case <-p.stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// preloadNode imports into one node the images it does not have yet; the
+// first failure (containerd not up yet, the container going away) ends this
+// round for the node, and the next round tries again.
+func (p *Preload) preloadNode(ctx context.Context, node string, images []preloadImage) {
+	done := map[string]bool{}
+	for _, im := range p.imported[node] {
+		done[im] = true
+	}
+	for _, im := range images {
+		if done[im.name] {
+			continue
+		}
+		if p.stopped() || ctx.Err() != nil {
+			return
+		}
+		tar, err := p.archive(ctx, im)
+		if err != nil {
+			return
+		}
+		f, err := os.Open(tar)
+		if err != nil {
+			return
+		}
+		err = nodeutils.LoadImageArchive(kindNode{ctx: ctx, name: node}, f)
+		f.Close()
+		if err != nil {
+			return
+		}
+		p.imported[node] = append(p.imported[node], im.name)
+	}
+}
+
+// archive saves an image once for every node of the cluster.
+func (p *Preload) archive(ctx context.Context, im preloadImage) (string, error) {
+	if tar, ok := p.archived[im.name]; ok {
+		return tar, nil
+	}
+	if p.dir == "" {
+		dir, err := os.MkdirTemp("", "harness-preload-*")
+		if err != nil {
+			return "", err
+		}
+		p.dir = dir
+	}
+	rt, err := runtime(ctx)
+	if err != nil {
+		return "", err
+	}
+	tar := filepath.Join(p.dir, fmt.Sprintf("%d.tar", len(p.archived)))
+	if err := rt.SaveContainerImage(ctx, im.name, tar); err != nil {
+		return "", err
+	}
+	p.archived[im.name] = tar
+	return tar, nil
+}
