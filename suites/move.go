@@ -56,7 +56,8 @@ func (in MoveSpecInput) validate() error {
 // MoveSpec moves the management cluster's Cluster API objects from the kind
 // cluster into the management cluster itself with `clusterctl move`, checks
 // that nothing was lost (per-kind inventory), nothing is left on the source,
-// the target is not paused and no Machine was replaced, then deletes kind.
+// the target is not paused and no Machine was replaced, and deletes kind
+// while the last of those (the settle period) runs.
 func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
 	declareStage("moves the management cluster into itself without losing or replacing anything", inputGetter, func(input MoveSpecInput) StageFuncs {
 		env := input.Env
@@ -69,9 +70,26 @@ func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
 				if to == nil {
 					return errNoCluster(RoleManagement)
 				}
-				res, err := move.Move(ctx, move.Input{FromKubeconfig: from.Kubeconfig, ToKubeconfig: to.Kubeconfig,
+				in := move.Input{FromKubeconfig: from.Kubeconfig, ToKubeconfig: to.Kubeconfig,
 					Namespace: to.Namespace, ClusterName: to.Name, ClusterctlConfigPath: input.ClusterctlConfigPath, State: env.State,
-					Timeouts: input.Timeouts, Progress: env.Out, Prefix: "[move]"})
+					Timeouts: input.Timeouts, Progress: env.Out, Prefix: "[move]"}
+				kindGone := false
+				if !input.KeepBootstrap {
+					// Nothing is left on kind once the post-check passed, and the
+					// settle period watches only the target: kind goes meanwhile.
+					in.WhileSettling, in.WhileSettlingStep = func(ctx context.Context) error {
+						if err := kind.Delete(ctx, kind.DeleteInput{Name: from.Name, KubeconfigPath: from.Kubeconfig,
+							State: env.State, Timeout: input.DeleteKind, Progress: env.Out, Prefix: "[move]"}); err != nil {
+							return fmt.Errorf("the move passed its post-check but deleting the kind cluster failed: %w", err)
+						}
+						kindGone = true
+						return nil
+					}, "delete-kind"
+				}
+				res, err := move.Move(ctx, in)
+				if kindGone {
+					env.DropCluster(RoleBootstrap)
+				}
 				if res != nil {
 					reportMove(env, res)
 				}
@@ -81,14 +99,6 @@ func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
 				if input.PostMove != nil {
 					input.PostMove(ctx, res)
 				}
-				if input.KeepBootstrap {
-					return nil
-				}
-				if err := kind.Delete(ctx, kind.DeleteInput{Name: from.Name, KubeconfigPath: from.Kubeconfig,
-					State: env.State, Timeout: input.DeleteKind, Progress: env.Out, Prefix: "[move]"}); err != nil {
-					return fmt.Errorf("the move passed but deleting the kind cluster failed: %w", err)
-				}
-				env.DropCluster(RoleBootstrap)
 				return nil
 			},
 			// A passed move leaves the management cluster self-hosted; re-attaching

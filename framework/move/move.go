@@ -9,9 +9,11 @@ package move
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -70,6 +72,13 @@ type Input struct {
 	// target, self-hosted when the target is the cluster itself.
 	State    *run.State
 	Timeouts Timeouts
+	// WhileSettling, if set, runs once the post-check passed, beside the
+	// settle checks (which need only the target): what comes after a move
+	// and does not touch the moved objects, such as deleting the source, need
+	// not wait out the settle period. Its error is joined to Move's; it is
+	// timed as the step named WhileSettlingStep.
+	WhileSettling     func(ctx context.Context) error
+	WhileSettlingStep string
 	// Verbosity of clusterctl's log in Progress (0: its summary lines).
 	Verbosity int
 	Progress  io.Writer
@@ -206,13 +215,27 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 	step("post-check", start)
 
 	start = time.Now()
-	if res.MachinesAfter, err = Settle(ctx, SettleInput{Target: to, Namespace: in.Namespace, ClusterName: in.ClusterName,
-		Before: res.MachinesBefore, Reconcile: in.Timeouts.Reconcile, Settle: in.Timeouts.SettleAfter,
-		Progress: in.Progress, Prefix: in.Prefix}); err != nil {
-		return res, err
+	var side sync.WaitGroup
+	var sideErr error
+	var sideStep wait.Step
+	if in.WhileSettling != nil {
+		side.Go(func() {
+			s := time.Now()
+			sideErr = in.WhileSettling(ctx)
+			sideStep = wait.Step{Name: in.WhileSettlingStep, Duration: time.Since(s)}
+		})
 	}
-	step("settle", start)
-	return res, nil
+	res.MachinesAfter, err = Settle(ctx, SettleInput{Target: to, Namespace: in.Namespace, ClusterName: in.ClusterName,
+		Before: res.MachinesBefore, Reconcile: in.Timeouts.Reconcile, Settle: in.Timeouts.SettleAfter,
+		Progress: in.Progress, Prefix: in.Prefix})
+	if err == nil {
+		step("settle", start)
+	}
+	side.Wait()
+	if in.WhileSettling != nil {
+		res.Steps = append(res.Steps, sideStep)
+	}
+	return res, errors.Join(err, sideErr)
 }
 
 // PreCheckInput is the input of PreCheck.
