@@ -38,7 +38,8 @@ echo "harness (make e2e FOCUS=workload), per stage:"
 jq -r '.stages[] | "  \(.stage)\t\(.seconds)s"' "$work/harness/timings.json" | column -t
 jq -r '.collectionSeconds | to_entries[] | "  collect \(.key)\t\(.value)s"' "$work/harness/timings.json" | column -t
 # what is neither a stage nor collection: setup (validate, plan, BeforeSuite) and the suite's own cleanup,
-# which moves the self-hosted management cluster back into a throw-away kind cluster to delete it
+# which removes the self-hosted management cluster's containers by ID as the by-hand side does
+# (cleanup.selfHosted: removeContainers; CLEANUP_SELF_HOSTED=moveBack times the throw-away kind cluster instead)
 grep -E '^\s*\[cleanup\] (cleanup: |leak check)' "$work/harness.log" | sed 's/^ */  /' | cut -c1-160 || true
 echo "by hand (lifecycle-by-hand.sh), per step:"
 sed -n '/per-step times/,$p' "$work/by-hand.log" | tail -n +2

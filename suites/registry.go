@@ -68,9 +68,11 @@ type CleanupOptions struct {
 	// run's VMs are. Nil on the local profile (CAPD's nodes are containers).
 	VSphere   func(ctx context.Context) (*vsphere.Session, error)
 	Placement vsphere.Placement
-	// SelfHosted deletes a self-hosted management cluster through a
-	// throw-away bootstrap cluster; nil falls back to removing its
-	// containers by label (CAPD only: `make clean-run` without a config).
+	// SelfHosted deletes a self-hosted management cluster as the profile's
+	// cleanup.selfHosted says: through a throw-away bootstrap cluster
+	// (moveBack), or clusters.RemoveContainers (removeContainers). Nil
+	// removes the run's containers by ID too, without looking for a
+	// half-moved cluster (CAPD only: `make clean-run` without a config).
 	SelfHosted clusters.SelfHostedFunc
 	// DeleteTemplates: ova.deleteTemplates (templates are kept by default).
 	DeleteTemplates bool

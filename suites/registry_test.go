@@ -82,9 +82,19 @@ func TestShippedProfilesLoad(t *testing.T) {
 		"WORKLOAD_CONTROL_PLANE_ENDPOINT_IP": "10.0.0.51"} {
 		t.Setenv(k, v)
 	}
+	t.Setenv("CLEANUP_SELF_HOSTED", "")
+	os.Unsetenv("CLEANUP_SELF_HOSTED") // restored by t.Setenv's cleanup
+	// How each deletes a self-hosted management cluster: the vSphere
+	// profile must move it back (removing containers would leave its VMs).
+	selfHosted := map[string]string{"../config/local.yaml": config.SelfHostedRemoveContainers, "../config/vsphere.yaml": config.SelfHostedMoveBack}
 	for _, p := range []string{"../config/local.yaml", "../config/vsphere.yaml"} {
-		if _, err := config.Load(config.LoadOptions{Path: p, Intervals: keys, DriverIntervals: suites.Lifecycle.DriverIntervalKeys()}); err != nil {
+		cfg, err := config.Load(config.LoadOptions{Path: p, Intervals: keys, DriverIntervals: suites.Lifecycle.DriverIntervalKeys()})
+		if err != nil {
 			t.Errorf("%s does not load against the stage registry:\n%v", p, err)
+			continue
+		}
+		if cfg.Cleanup.SelfHosted != selfHosted[p] {
+			t.Errorf("%s: cleanup.selfHosted = %q, want %q", p, cfg.Cleanup.SelfHosted, selfHosted[p])
 		}
 	}
 	shrunk := map[string][]string{}

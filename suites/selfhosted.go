@@ -7,11 +7,29 @@ import (
 
 	"github.com/tkg-e2e/harness/framework/bootstrap"
 	"github.com/tkg-e2e/harness/framework/clusters"
+	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/move"
 	"github.com/tkg-e2e/harness/framework/run"
 )
+
+// removedByContainerID is the note cleanup's "how" carries for a
+// self-hosted management cluster whose containers were removed because the
+// profile says so, so the log explains the choice.
+const removedByContainerID = "by container ID because cleanup.selfHosted is " + config.SelfHostedRemoveContainers +
+	"; " + config.SelfHostedMoveBack + " would delete it through a throw-away kind cluster"
+
+// selfHostedCleanup is how cleanup deletes a self-hosted management cluster,
+// as cleanup.selfHosted says: moveBack (selfHostedDeleter, every provider)
+// or removeContainers (the run's recorded containers by ID; validation
+// allows it only when every infrastructure provider is docker).
+func selfHostedCleanup(env *Env, deleteTimeout, poll time.Duration) clusters.SelfHostedFunc {
+	if env.Config != nil && env.Config.RemovesSelfHostedContainers() {
+		return clusters.RemoveContainers(removedByContainerID)
+	}
+	return selfHostedDeleter(env, deleteTimeout, poll)
+}
 
 // selfHostedDeleter deletes a self-hosted management cluster as `tanzu
 // management-cluster delete` does, on every provider: a throw-away kind

@@ -110,13 +110,14 @@ func SuiteTeardown(ctx context.Context, env *Env) {
 }
 
 // CleanupOptions are the cleanup inputs built from the config: the suite's
-// teardown and `make clean-run` with a config use the same ones (self-hosted
-// clusters through a throw-away bootstrap cluster, the vCenter leak check).
+// teardown and `make clean-run` with a config use the same ones (a
+// self-hosted management cluster as cleanup.selfHosted says, the vCenter
+// leak check).
 func (env *Env) CleanupOptions() CleanupOptions {
 	cluster, kind := env.Interval(ScopeCleanup, "delete-cluster"), env.Interval(ScopeCleanup, "delete-kind")
 	o := CleanupOptions{State: env.State, ClusterTimeout: cluster.Timeout, KindTimeout: kind.Timeout,
 		Interval: cluster.Poll, Progress: env.Out, Prefix: "[cleanup]"}
-	o.SelfHosted = selfHostedDeleter(env, cluster.Timeout, cluster.Poll)
+	o.SelfHosted = selfHostedCleanup(env, cluster.Timeout, cluster.Poll)
 	if env.Config != nil && !env.Config.VSphere.Simulator {
 		connect := env.Interval(ScopeCleanup, "connect")
 		o.VSphere = func(ctx context.Context) (*vsphere.Session, error) { return vsphereSession(ctx, env, connect) }

@@ -48,16 +48,20 @@ func Deleter(timeout, interval time.Duration, progress io.Writer, prefix string)
 	return DeleterWith(timeout, interval, progress, prefix, nil)
 }
 
-// SelfHostedFunc deletes a self-hosted management cluster the way that works
-// on every provider: move it back into a throw-away bootstrap cluster, then
-// delete it there through Cluster API (what `tanzu management-cluster
-// delete` does). It returns how.
+// SelfHostedFunc deletes a self-hosted management cluster, which cannot
+// delete itself: the way that works on every provider moves it back into a
+// throw-away bootstrap cluster, then deletes it there through Cluster API
+// (what `tanzu management-cluster delete` does); on CAPD, RemoveContainers
+// removes its containers instead. It returns how.
 type SelfHostedFunc func(ctx context.Context, r run.Resource) (string, error)
 
 // DeleterWith is Deleter with a way out for self-hosted clusters: with
-// selfHosted set, a self-hosted cluster goes through it instead of having
-// its containers removed by label (which only exists for CAPD, and on
-// vSphere would leave every VM behind).
+// selfHosted set, a self-hosted cluster (and one an interrupted move left
+// half-moved, whose Cluster object is only on itself) goes through it
+// instead of having its containers removed by ID (which only exists for
+// CAPD, and on vSphere would leave every VM behind). With selfHosted nil a
+// half-moved cluster is not looked for: it is deleted through the cluster
+// that held it, which waits out the timeout before removing the containers.
 func DeleterWith(timeout, interval time.Duration, progress io.Writer, prefix string, selfHosted SelfHostedFunc) func(ctx context.Context, r run.Resource) (string, error) {
 	return func(ctx context.Context, r run.Resource) (string, error) {
 		p := wait.Printer{W: progress, Prefix: prefix}
@@ -91,19 +95,45 @@ func DeleterWith(timeout, interval time.Duration, progress io.Writer, prefix str
 			}
 			p.Printf("cleanup: %s: cannot delete through %s (%v); removing the run's containers", r.Key(), managedBy, err)
 		}
-		removed, leftAlone, err := node.RemoveOwned(ctx, r, id)
-		if err != nil {
-			return "", err
-		}
-		how := fmt.Sprintf("removed the run's %d containers by ID (%s)", len(removed), strings.Join(removed, ", "))
+		note := ""
 		if selfHosted {
-			how += " (self-hosted)"
+			note = "self-hosted"
 		}
-		if len(leftAlone) > 0 {
-			how += "; " + strings.Join(leftAlone, "; ")
-		}
-		return how, nil
+		return removeRunsContainers(ctx, r, id, note)
 	}
+}
+
+// RemoveContainers is the SelfHostedFunc that removes a self-hosted
+// cluster's node and load balancer containers the run recorded, by ID
+// (node.RemoveOwned), instead of moving it back: seconds instead of
+// minutes, for CAPD only, whose nodes are containers. why is added to the
+// returned how, so the cleanup log says why the cluster went this way.
+func RemoveContainers(why string) SelfHostedFunc {
+	return func(ctx context.Context, r run.Resource) (string, error) {
+		s, until := cleanup.RunOf(ctx)
+		note := "self-hosted"
+		if why != "" {
+			note += "; " + why
+		}
+		return removeRunsContainers(ctx, r, node.IdentityOf(s, until), note)
+	}
+}
+
+// removeRunsContainers removes the run's containers of r by ID and says so,
+// with note in parentheses and what it left alone.
+func removeRunsContainers(ctx context.Context, r run.Resource, id node.Identity, note string) (string, error) {
+	removed, leftAlone, err := node.RemoveOwned(ctx, r, id)
+	if err != nil {
+		return "", err
+	}
+	how := fmt.Sprintf("removed the run's %d containers by ID (%s)", len(removed), strings.Join(removed, ", "))
+	if note != "" {
+		how += " (" + note + ")"
+	}
+	if len(leftAlone) > 0 {
+		how += "; " + strings.Join(leftAlone, "; ")
+	}
+	return how, nil
 }
 
 // ownerOf says which containers labelled with a cluster's name are the run's.

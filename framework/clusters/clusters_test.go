@@ -97,6 +97,42 @@ func TestDeleterRemovesTheRunsContainersOfASelfHostedCluster(t *testing.T) {
 	}
 }
 
+// cleanup.selfHosted: removeContainers hands DeleterWith RemoveContainers:
+// the self-hosted cluster's recorded containers go by ID, the how says why,
+// and a container of the same label that is not the run's stays.
+func TestRemoveContainersDeletesASelfHostedClusterByIDAndSaysWhy(t *testing.T) {
+	rt, err := container.NewFakeClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := rt.(*container.FakeRuntime)
+	fake.ResetDeleteContainerCallLogs()
+	lbl := func(c string) map[string]string {
+		return map[string]string{node.ClusterLabel: c, node.RoleLabel: "control-plane"}
+	}
+	old := time.Now().Add(-time.Hour)
+	inv := &node.FakeInventory{Runtime: fake, Containers: []node.ContainerInfo{
+		{ID: "id-mgmt-cp", Name: "h4e-mgmt-cp", Created: old, Labels: lbl("h4e-mgmt")},
+		{ID: "id-mgmt-lb", Name: "h4e-mgmt-lb", Created: old, Labels: map[string]string{node.ClusterLabel: "h4e-mgmt", node.RoleLabel: "load-balancer"}},
+		{ID: "id-decoy", Name: "h4e-mgmt-decoy", Created: old, Labels: lbl("h4e-mgmt")},
+	}}
+	ctx := node.InventoryInto(container.RuntimeInto(t.Context(), rt), inv)
+	del := DeleterWith(time.Second, time.Second, nil, "", RemoveContainers("because cleanup.selfHosted is removeContainers"))
+	how, err := del(ctx, run.Resource{Kind: ResourceKind, Namespace: "tkg-system", Name: "h4e-mgmt", Kubeconfig: "/nonexistent/mgmt",
+		Attributes: map[string]string{AttrManagedBy: "/nonexistent/mgmt", AttrSelfHosted: "true",
+			node.AttrContainers: "h4e-mgmt-cp=id-mgmt-cp,h4e-mgmt-lb=id-mgmt-lb"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "removed the run's 2 containers by ID (h4e-mgmt-cp, h4e-mgmt-lb) (self-hosted; because cleanup.selfHosted is removeContainers); container h4e-mgmt-decoy"
+	if !strings.HasPrefix(how, want) || !strings.Contains(how, "left alone") {
+		t.Fatalf("how %q, want it to start %q and report the decoy left alone", how, want)
+	}
+	if got := strings.Join(fake.DeleteContainerCalls(), ","); got != "id-mgmt-cp,id-mgmt-lb" {
+		t.Fatalf("deleted %s, want only the run's two containers", got)
+	}
+}
+
 func TestRecordedUIDOnlyWhileHeldWhereRecorded(t *testing.T) {
 	r := run.Resource{Attributes: map[string]string{AttrClusterUID: "u1", AttrClusterUIDIn: "/kind", AttrManagedBy: "/kind"}}
 	if recordedUID(r) != "u1" {

@@ -51,6 +51,8 @@ type Config struct {
 	Conformance Conformance `yaml:"conformance"`
 	// Artifacts tunes collection.
 	Artifacts Artifacts `yaml:"artifacts"`
+	// Cleanup says how the run's clusters are deleted at the end.
+	Cleanup Cleanup `yaml:"cleanup"`
 	// Rehearsal says how far the flow can go against a stand-in vCenter (vcsim).
 	Rehearsal Rehearsal `yaml:"rehearsal"`
 	// Lease, when set, takes the run's testbed from a Boskos pool: its user
@@ -319,6 +321,19 @@ type Artifacts struct {
 	MaxFileSize string `yaml:"maxFileSize"`
 	// ItemTimeout bounds one collection item (one pod's logs, one node's journal).
 	ItemTimeout string `yaml:"itemTimeout"`
+}
+
+// Cleanup says how the run's clusters are deleted (framework/config/cleanup.go).
+type Cleanup struct {
+	// SelfHosted is how a self-hosted management cluster (after clusterctl
+	// move; it cannot delete itself) is deleted: moveBack (the default;
+	// every provider) moves it back into a throw-away kind cluster and
+	// deletes it there, as `tanzu management-cluster delete` does;
+	// removeContainers removes the node and load balancer containers the
+	// run recorded, by ID (CAPD only: valid when every infrastructure
+	// provider is docker). With driver: tanzu the CLI deletes the
+	// management cluster whatever this says.
+	SelfHosted string `yaml:"selfHosted"`
 }
 
 // Lease says which Boskos pool a run takes its testbed from. The leased

@@ -56,6 +56,7 @@ func (c *Config) defaults() {
 		c.Artifacts.ItemTimeout = "30s"
 	}
 	c.Lease.defaults()
+	c.Cleanup.defaults()
 	c.defaultDriver()
 }
 
@@ -137,6 +138,7 @@ func (c *Config) validate(idx nodeIndex) Problems {
 	c.checkFileOrURL(add, "placement.matrix", c.Placement.Matrix, true, "")
 	c.checkFileOrURL(add, "packages.expected", c.Packages.Expected, true, "")
 	c.validateConformance(add)
+	c.validateCleanup(add)
 	c.Lease.validate(add)
 	if c.Packages.InstallLocalSet && c.Addons.KappControllerManifest == "" {
 		add("packages.installLocalSet", "installing the local package set needs kapp-controller", "set addons.kappControllerManifest")

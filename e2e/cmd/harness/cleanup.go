@@ -25,7 +25,7 @@ func cleanupCmd(args []string, stdout, stderr io.Writer) int {
 	timeout := fs.Duration("timeout", 10*time.Minute, "bound on deleting one cluster")
 	interval := fs.Duration("poll", 2*time.Second, "poll period of the delete waits")
 	cfgPath := fs.String("config", "", "the run's profile: with it, cleanup is the suite's own (a self-hosted management "+
-		"cluster through a throw-away bootstrap cluster, the vCenter leak check, the config's delete intervals)")
+		"cluster as its cleanup.selfHosted says, the vCenter leak check, the config's delete intervals)")
 	overrides := fs.String("overrides", "", "comma-separated override files of -config")
 	if err := fs.Parse(args); err != nil {
 		return 2

@@ -1,0 +1,60 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Values of cleanup.selfHosted.
+const (
+	// SelfHostedMoveBack moves a self-hosted management cluster back into a
+	// throw-away kind cluster and deletes it there through Cluster API, as
+	// `tanzu management-cluster delete` does. It works on every provider.
+	SelfHostedMoveBack = "moveBack"
+	// SelfHostedRemoveContainers removes the run's recorded node and load
+	// balancer containers by ID: seconds instead of minutes, but only for
+	// CAPD, whose nodes are containers (on vSphere every VM would stay).
+	SelfHostedRemoveContainers = "removeContainers"
+)
+
+// providerDocker is the clusterctl name of CAPD.
+const providerDocker = "docker"
+
+func (c *Cleanup) defaults() {
+	if c.SelfHosted == "" {
+		c.SelfHosted = SelfHostedMoveBack
+	}
+}
+
+// RemovesSelfHostedContainers reports whether a self-hosted management
+// cluster is deleted by removing the run's containers (cleanup.selfHosted:
+// removeContainers) rather than moved back.
+func (c *Config) RemovesSelfHostedContainers() bool {
+	return c.Cleanup.SelfHosted == SelfHostedRemoveContainers
+}
+
+func (c *Config) validateCleanup(add func(key, msg, fix string)) {
+	const key = "cleanup.selfHosted"
+	switch c.Cleanup.SelfHosted {
+	case SelfHostedMoveBack:
+	case SelfHostedRemoveContainers:
+		var others []string
+		for _, p := range c.Clusterctl.InfrastructureProviders {
+			if name, _, _ := strings.Cut(p, ":"); name != providerDocker && !slices.Contains(others, name) {
+				others = append(others, name)
+			}
+		}
+		// No provider at all is reported on clusterctl.infrastructureProviders.
+		if len(others) > 0 {
+			add(key, fmt.Sprintf("removeContainers removes the run's node containers, which only CAPD (infrastructure provider docker) makes; "+
+				"clusterctl.infrastructureProviders lists %s, whose machines it would leave running", strings.Join(others, ", ")),
+				"set cleanup.selfHosted: moveBack, or leave it unset (config/local.yaml reads CLEANUP_SELF_HOSTED=moveBack): "+
+					"the management cluster is then moved back into a throw-away kind cluster and deleted there, on every provider")
+		}
+	default:
+		add(key, fmt.Sprintf("unknown value %q", c.Cleanup.SelfHosted),
+			"use moveBack (the default: move it back into a throw-away kind cluster and delete it there; every provider) "+
+				"or removeContainers (remove the run's recorded containers by ID; infrastructure provider docker only)")
+	}
+}

@@ -1,0 +1,84 @@
+package suites
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"sigs.k8s.io/cluster-api/test/infrastructure/container"
+
+	"github.com/tkg-e2e/harness/framework/cleanup"
+	"github.com/tkg-e2e/harness/framework/clusters"
+	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/node"
+	"github.com/tkg-e2e/harness/framework/run"
+)
+
+// localEnv builds the Env of a run with the shipped local profile (and
+// overrides), CLEANUP_SELF_HOSTED unset, everything in temp folders.
+func localEnv(t *testing.T, overrides ...string) *Env {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
+	t.Setenv("CLEANUP_SELF_HOSTED", "")
+	os.Unsetenv("CLEANUP_SELF_HOSTED") // restored by t.Setenv's cleanup
+	env, err := NewEnv(EnvOptions{Registry: Lifecycle, ConfigPath: "../config/local.yaml", Overrides: overrides,
+		ArtifactFolder: filepath.Join(dir, "artifacts", "run"), Out: &syncBuffer{}})
+	if err != nil {
+		t.Fatalf("NewEnv: %v", err)
+	}
+	t.Cleanup(func() { _ = env.State.Close() })
+	return env
+}
+
+// The local profile removes a self-hosted management cluster's recorded
+// containers by ID, and the how says it was cleanup.selfHosted's choice.
+func TestLocalProfileRemovesTheSelfHostedClustersContainers(t *testing.T) {
+	env := localEnv(t)
+	if env.Config.Cleanup.SelfHosted != config.SelfHostedRemoveContainers {
+		t.Fatalf("config/local.yaml: cleanup.selfHosted = %q, want removeContainers", env.Config.Cleanup.SelfHosted)
+	}
+	o := env.CleanupOptions()
+	if o.SelfHosted == nil {
+		t.Fatal("no SelfHosted deleter: a half-moved cluster would not be looked for")
+	}
+	rt, err := container.NewFakeClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := rt.(*container.FakeRuntime)
+	fake.ResetDeleteContainerCallLogs()
+	old := time.Now().Add(-time.Hour)
+	inv := &node.FakeInventory{Runtime: fake, Containers: []node.ContainerInfo{
+		{ID: "id-cp", Name: "mgmt-cp", Created: old, Labels: map[string]string{node.ClusterLabel: "mgmt", node.RoleLabel: "control-plane"}},
+	}}
+	ctx := cleanup.WithRun(node.InventoryInto(container.RuntimeInto(t.Context(), rt), inv), env.State)
+	del := clusters.DeleterWith(time.Second, time.Second, nil, "", o.SelfHosted)
+	how, err := del(ctx, run.Resource{Kind: clusters.ResourceKind, Namespace: "tkg-system", Name: "mgmt", Kubeconfig: "/nonexistent/mgmt",
+		Attributes: map[string]string{clusters.AttrManagedBy: "/nonexistent/mgmt", clusters.AttrSelfHosted: "true", node.AttrContainers: "mgmt-cp=id-cp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "removed the run's 1 containers by ID (mgmt-cp) (self-hosted; by container ID because cleanup.selfHosted is removeContainers; " +
+		"moveBack would delete it through a throw-away kind cluster)"
+	if how != want {
+		t.Errorf("how:\n got %q\nwant %q", how, want)
+	}
+	if got := strings.Join(fake.DeleteContainerCalls(), ","); got != "id-cp" {
+		t.Errorf("deleted %q, want id-cp", got)
+	}
+}
+
+// CI's last resumed run (config/cleanup-moveback.overrides.yaml) keeps the
+// TKG-style delete. (Calling it needs Docker: the e2e run checks its how.)
+func TestCleanupMoveBackOverridesKeepTheThrowAwayKindCluster(t *testing.T) {
+	env := localEnv(t, "../config/cleanup-moveback.overrides.yaml")
+	if env.Config.Cleanup.SelfHosted != config.SelfHostedMoveBack || env.Config.RemovesSelfHostedContainers() {
+		t.Errorf("with config/cleanup-moveback.overrides.yaml: cleanup.selfHosted = %q, want moveBack", env.Config.Cleanup.SelfHosted)
+	}
+	if env.CleanupOptions().SelfHosted == nil {
+		t.Error("no SelfHosted deleter with moveBack: the self-hosted cluster's containers would be removed")
+	}
+}
