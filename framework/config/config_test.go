@@ -137,6 +137,24 @@ func TestMissingVariable(t *testing.T) {
 	}
 }
 
+func TestDefaultTakesOverAnEmptyVariableAsInTheShell(t *testing.T) {
+	p := fixture(t, replace("nodeImage: kindest/node:v1.33.1", "nodeImage: ${MY_NODE_IMAGE:-kindest/node:v1.33.1}"))
+	for _, vars := range []map[string]string{nil, {"MY_NODE_IMAGE": ""}} {
+		cfg, ps := load(t, p, vars)
+		if ps != nil || cfg.Clusters.Bootstrap.NodeImage != "kindest/node:v1.33.1" {
+			t.Fatalf("with %v: want the default, got %v %+v", vars, ps, cfg)
+		}
+	}
+	cfg, ps := load(t, p, map[string]string{"MY_NODE_IMAGE": "kindest/node:v1.34.0"})
+	if ps != nil || cfg.Clusters.Bootstrap.NodeImage != "kindest/node:v1.34.0" {
+		t.Fatalf("a set value must win over the default: %v", ps)
+	}
+	// Without a default an empty value stays empty (it is set).
+	if got, missing := expand("a${X}b", env(map[string]string{"X": ""})); got != "ab" || len(missing) > 0 {
+		t.Fatalf("expand = %q, missing %v", got, missing)
+	}
+}
+
 func TestVariablesSectionAndEnvironmentPrecedence(t *testing.T) {
 	p := fixture(t, replace("variables:\n", "variables:\n  NODE_TAG: v1.33.1\n"))
 	p = rewrite(t, p, replace("nodeImage: kindest/node:v1.33.1", "nodeImage: kindest/node:${NODE_TAG}"))

@@ -11,14 +11,16 @@ var varRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
 // lookupFunc returns a variable's value and whether it is set.
 type lookupFunc func(name string) (string, bool)
 
-// expand replaces variable references in s. It returns the names of variables
-// that were referenced without a default and are not set.
+// expand replaces variable references in s. As in the shell, ${NAME:-default}
+// takes the default when NAME is unset or empty (CLEANUP_SELF_HOSTED= make e2e
+// means "the profile's choice", not an empty value). It returns the names of
+// variables that were referenced without a default and are not set.
 func expand(s string, lookup lookupFunc) (string, []string) {
 	var missing []string
 	out := varRef.ReplaceAllStringFunc(s, func(m string) string {
 		sub := varRef.FindStringSubmatch(m)
 		name, hasDefault, def := sub[1], sub[2] != "", sub[3]
-		if v, ok := lookup(name); ok {
+		if v, ok := lookup(name); ok && (v != "" || !hasDefault) {
 			return v
 		}
 		if hasDefault {
