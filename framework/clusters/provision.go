@@ -107,7 +107,7 @@ func Provision(ctx context.Context, in ProvisionInput) (*ProvisionResult, error)
 		return nil, errors.New(strings.Join(errs, "; "))
 	}
 	res := &ProvisionResult{}
-	c, t := res.Cluster, in.Timeouts
+	t := in.Timeouts
 	var pre *node.Preload
 	if in.loadsImages() {
 		// The nodes take images while kubeadm runs in them; load-images then only tops up.
@@ -122,7 +122,7 @@ func Provision(ctx context.Context, in ProvisionInput) (*ProvisionResult, error)
 	if err != nil {
 		return res, err
 	}
-	c = res.Cluster
+	c := res.Cluster
 	if pre != nil {
 		if err := res.Steps.Time("load-images", func() error {
 			res.Images, err = pre.Finish(ctx)

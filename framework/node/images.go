@@ -217,17 +217,22 @@ func loadOne(ctx context.Context, im *image) error {
 	errs := make([]error, len(im.missing))
 	for i, n := range im.missing {
 		wg.Go(func() {
-			f, err := os.Open(tar)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			defer f.Close()
-			if err := nodeutils.LoadImageArchive(kindNode{ctx: ctx, name: n}, f); err != nil {
+			if err := importArchive(ctx, n, tar); err != nil {
 				errs[i] = fmt.Errorf("node %s: %w", n, err)
 			}
 		})
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// importArchive imports a saved image archive into one node (`ctr import`
+// with the node's snapshotter, through kind's nodeutils).
+func importArchive(ctx context.Context, node, tar string) error {
+	f, err := os.Open(tar)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return nodeutils.LoadImageArchive(kindNode{ctx: ctx, name: node}, f)
 }

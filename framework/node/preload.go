@@ -3,13 +3,12 @@ package node
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"time"
-
-	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
 	"github.com/tkg-e2e/harness/framework/wait"
 )
@@ -68,13 +67,8 @@ func (p *Preload) Stop() {
 func (p *Preload) Finish(ctx context.Context) (*LoadImagesResult, error) {
 	p.Stop()
 	pr := wait.Printer{W: p.in.Progress, Prefix: p.in.Prefix}
-	nodes := make([]string, 0, len(p.imported))
-	for node := range p.imported {
-		nodes = append(nodes, node)
-	}
-	sort.Strings(nodes)
 	n := 0
-	for _, node := range nodes {
+	for _, node := range slices.Sorted(maps.Keys(p.imported)) {
 		ims := p.imported[node]
 		n += len(ims)
 		pr.Printf("preloaded %d of %d images into %s while %s was being created (%s since the preload started)",
@@ -96,14 +90,13 @@ func (p *Preload) stopped() bool {
 	}
 }
 
-type preloadImage struct{ name, id string }
-
 func (p *Preload) run(ctx context.Context) {
 	defer close(p.done)
-	var images []preloadImage
+	// Only what is here now: pulling, and reporting what is missing, are LoadImages'.
+	var images []string
 	for _, ci := range p.in.Images {
 		if id, err := localImageID(ctx, ci.Name); err == nil && id != "" {
-			images = append(images, preloadImage{name: ci.Name, id: id})
+			images = append(images, ci.Name)
 		}
 	}
 	if len(images) == 0 {
@@ -134,13 +127,9 @@ func (p *Preload) run(ctx context.Context) {
 // preloadNode imports into one node the images it does not have yet; the
 // first failure (containerd not up yet, the container going away) ends this
 // round for the node, and the next round tries again.
-func (p *Preload) preloadNode(ctx context.Context, node string, images []preloadImage) {
-	done := map[string]bool{}
-	for _, im := range p.imported[node] {
-		done[im] = true
-	}
+func (p *Preload) preloadNode(ctx context.Context, node string, images []string) {
 	for _, im := range images {
-		if done[im.name] {
+		if slices.Contains(p.imported[node], im) {
 			continue
 		}
 		if p.stopped() || ctx.Err() != nil {
@@ -150,22 +139,16 @@ func (p *Preload) preloadNode(ctx context.Context, node string, images []preload
 		if err != nil {
 			return
 		}
-		f, err := os.Open(tar)
-		if err != nil {
+		if importArchive(ctx, node, tar) != nil {
 			return
 		}
-		err = nodeutils.LoadImageArchive(kindNode{ctx: ctx, name: node}, f)
-		f.Close()
-		if err != nil {
-			return
-		}
-		p.imported[node] = append(p.imported[node], im.name)
+		p.imported[node] = append(p.imported[node], im)
 	}
 }
 
 // archive saves an image once for every node of the cluster.
-func (p *Preload) archive(ctx context.Context, im preloadImage) (string, error) {
-	if tar, ok := p.archived[im.name]; ok {
+func (p *Preload) archive(ctx context.Context, im string) (string, error) {
+	if tar, ok := p.archived[im]; ok {
 		return tar, nil
 	}
 	if p.dir == "" {
@@ -180,9 +163,9 @@ func (p *Preload) archive(ctx context.Context, im preloadImage) (string, error) 
 		return "", err
 	}
 	tar := filepath.Join(p.dir, fmt.Sprintf("%d.tar", len(p.archived)))
-	if err := rt.SaveContainerImage(ctx, im.name, tar); err != nil {
+	if err := rt.SaveContainerImage(ctx, im, tar); err != nil {
 		return "", err
 	}
-	p.archived[im.name] = tar
+	p.archived[im] = tar
 	return tar, nil
 }
