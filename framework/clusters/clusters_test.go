@@ -1,6 +1,7 @@
 package clusters
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -61,23 +62,29 @@ func TestProvisionNamesEachMissingTimeout(t *testing.T) {
 	}
 }
 
-func TestDeleterRemovesTheRunsContainersOfASelfHostedCluster(t *testing.T) {
+// fakeDocker is a context whose Runtime is Cluster API's fake (its delete
+// calls logged) and whose Inventory lists cs until the fake deletes them.
+func fakeDocker(t *testing.T, cs ...node.ContainerInfo) (context.Context, *container.FakeRuntime) {
+	t.Helper()
 	rt, err := container.NewFakeClient()
 	if err != nil {
 		t.Fatal(err)
 	}
 	fake := rt.(*container.FakeRuntime)
 	fake.ResetDeleteContainerCallLogs()
+	inv := &node.FakeInventory{Runtime: fake, Containers: cs}
+	return node.InventoryInto(container.RuntimeInto(t.Context(), rt), inv), fake
+}
+
+func TestDeleterRemovesTheRunsContainersOfASelfHostedCluster(t *testing.T) {
 	lbl := func(c string) map[string]string {
 		return map[string]string{node.ClusterLabel: c, node.RoleLabel: "control-plane"}
 	}
 	old := time.Now().Add(-time.Hour)
-	inv := &node.FakeInventory{Runtime: fake, Containers: []node.ContainerInfo{
-		{ID: "id-mgmt", Name: "h4e-mgmt-cp", Created: old, Labels: lbl("h4e-mgmt")},
-		{ID: "id-wl", Name: "h4e-wl-cp", Created: old, Labels: lbl("h4e-wl")},
-		{ID: "id-other", Name: "h4e-wl-cp-other", Created: old, Labels: lbl("h4e-wl")},
-	}}
-	ctx := node.InventoryInto(container.RuntimeInto(t.Context(), rt), inv)
+	ctx, fake := fakeDocker(t,
+		node.ContainerInfo{ID: "id-mgmt", Name: "h4e-mgmt-cp", Created: old, Labels: lbl("h4e-mgmt")},
+		node.ContainerInfo{ID: "id-wl", Name: "h4e-wl-cp", Created: old, Labels: lbl("h4e-wl")},
+		node.ContainerInfo{ID: "id-other", Name: "h4e-wl-cp-other", Created: old, Labels: lbl("h4e-wl")})
 	del := Deleter(time.Second, time.Second, nil, "")
 	how, err := del(ctx, run.Resource{Kind: ResourceKind, Namespace: "ns", Name: "h4e-mgmt",
 		Attributes: map[string]string{AttrManagedBy: "/nonexistent/kubeconfig", AttrSelfHosted: "true", node.AttrContainers: "h4e-mgmt-cp=id-mgmt"}})
@@ -101,22 +108,14 @@ func TestDeleterRemovesTheRunsContainersOfASelfHostedCluster(t *testing.T) {
 // the self-hosted cluster's recorded containers go by ID, the how says why,
 // and a container of the same label that is not the run's stays.
 func TestRemoveContainersDeletesASelfHostedClusterByIDAndSaysWhy(t *testing.T) {
-	rt, err := container.NewFakeClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := rt.(*container.FakeRuntime)
-	fake.ResetDeleteContainerCallLogs()
 	lbl := func(c string) map[string]string {
 		return map[string]string{node.ClusterLabel: c, node.RoleLabel: "control-plane"}
 	}
 	old := time.Now().Add(-time.Hour)
-	inv := &node.FakeInventory{Runtime: fake, Containers: []node.ContainerInfo{
-		{ID: "id-mgmt-cp", Name: "h4e-mgmt-cp", Created: old, Labels: lbl("h4e-mgmt")},
-		{ID: "id-mgmt-lb", Name: "h4e-mgmt-lb", Created: old, Labels: map[string]string{node.ClusterLabel: "h4e-mgmt", node.RoleLabel: "load-balancer"}},
-		{ID: "id-decoy", Name: "h4e-mgmt-decoy", Created: old, Labels: lbl("h4e-mgmt")},
-	}}
-	ctx := node.InventoryInto(container.RuntimeInto(t.Context(), rt), inv)
+	ctx, fake := fakeDocker(t,
+		node.ContainerInfo{ID: "id-mgmt-cp", Name: "h4e-mgmt-cp", Created: old, Labels: lbl("h4e-mgmt")},
+		node.ContainerInfo{ID: "id-mgmt-lb", Name: "h4e-mgmt-lb", Created: old, Labels: map[string]string{node.ClusterLabel: "h4e-mgmt", node.RoleLabel: "load-balancer"}},
+		node.ContainerInfo{ID: "id-decoy", Name: "h4e-mgmt-decoy", Created: old, Labels: lbl("h4e-mgmt")})
 	del := DeleterWith(time.Second, time.Second, nil, "", RemoveContainers("because cleanup.selfHosted is removeContainers"))
 	how, err := del(ctx, run.Resource{Kind: ResourceKind, Namespace: "tkg-system", Name: "h4e-mgmt", Kubeconfig: "/nonexistent/mgmt",
 		Attributes: map[string]string{AttrManagedBy: "/nonexistent/mgmt", AttrSelfHosted: "true",
