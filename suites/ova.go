@@ -284,7 +284,7 @@ func expectedProperties(ovas []config.OVA, template string) map[string]string {
 func reportImports(env *Env, results []vsphere.Result) {
 	var b strings.Builder
 	for _, r := range results {
-		fmt.Fprintf(&b, "%-40s %-9s %8.1f MiB %6.2fs sha256:%s%s\n", r.Name, r.Action, float64(r.Bytes)/(1<<20), r.Duration.Seconds(), short(r.SHA256), cost(r))
+		fmt.Fprintf(&b, "%-40s %-9s %8.1f MiB %6.2fs %s%s\n", r.Name, r.Action, float64(r.Bytes)/(1<<20), r.Duration.Seconds(), identityOf(r), cost(r))
 		if r.Kept != "" {
 			fmt.Fprintf(&b, "    kept the replaced template as %s (delete it by hand when nothing clones from it)\n", r.Kept)
 		}
@@ -307,6 +307,19 @@ func cost(r vsphere.Result) string {
 		s += fmt.Sprintf(" cpu %.2fs/GiB", r.CPUPerGiB)
 	}
 	return s
+}
+
+// identityOf is the OVA's identity as the template annotation records it:
+// the whole file's sha256 when the import knew it, else the manifest's
+// (the import did not hash the whole file), else none (it failed before).
+func identityOf(r vsphere.Result) string {
+	switch {
+	case r.SHA256 != "":
+		return "sha256:" + short(r.SHA256)
+	case r.ManifestSHA256 != "":
+		return "manifest-sha256:" + short(r.ManifestSHA256)
+	}
+	return "sha256:-"
 }
 
 func short(s string) string {

@@ -215,7 +215,9 @@ type OVA struct {
 	// download is checked before vCenter is asked anything; a local file on
 	// its one read (the reuse hash pass, or the upload, which a mismatch
 	// stops before its last bytes, removing the VM). Required for an
-	// http:// source, optional for https and local files.
+	// http:// source, optional for https and local files. Without it, an
+	// OVA whose manifest pins every file with SHA256 or SHA512 is identified
+	// by its manifest and not hashed as a whole.
 	SHA256 string `yaml:"sha256"`
 	// Generate synthesizes a test OVA carrying Properties (local profile).
 	Generate *GenerateOVA `yaml:"generate"`

@@ -7,10 +7,12 @@ import (
 	"time"
 )
 
-// The template annotation carries the OVA's sha256: it is how a later run
-// knows whether the template it finds was imported from the same bytes
-// (reuse) or from another build (error, or replace). The OVF's own annotation
-// is kept below it, because vSphere shows only one.
+// The template annotation carries the OVA's identity (see identity.go): its
+// whole-file sha256 when the import knew it, and its manifest's sha256 when
+// the manifest pins every file. It is how a later run knows whether the
+// template it finds was imported from the same OVA (reuse) or from another
+// build (error, or replace). The OVF's own annotation is kept below it,
+// because vSphere shows only one.
 //
 // While an import runs, the VM has a temporary name and its annotation also
 // says which run imports it, since when and with what timeout: that is how
@@ -19,10 +21,11 @@ import (
 const annotationMarker = "Imported by the tkg-e2e harness."
 
 var (
-	shaLine     = regexp.MustCompile(`(?m)^ova-sha256: ([0-9a-fA-F]{64})\s*$`)
-	runLine     = regexp.MustCompile(`(?m)^ova-import-run: (\S+)\s*$`)
-	startedLine = regexp.MustCompile(`(?m)^ova-import-started: (\S+)\s*$`)
-	timeoutLine = regexp.MustCompile(`(?m)^ova-import-timeout: (\S+)\s*$`)
+	shaLine      = regexp.MustCompile(`(?m)^ova-sha256: ([0-9a-fA-F]{64})\s*$`)
+	manifestLine = regexp.MustCompile(`(?m)^ova-manifest-sha256: ([0-9a-fA-F]{64})\s*$`)
+	runLine      = regexp.MustCompile(`(?m)^ova-import-run: (\S+)\s*$`)
+	startedLine  = regexp.MustCompile(`(?m)^ova-import-started: (\S+)\s*$`)
+	timeoutLine  = regexp.MustCompile(`(?m)^ova-import-timeout: (\S+)\s*$`)
 )
 
 // importMeta identifies one import while it runs under a temporary name.
@@ -32,13 +35,18 @@ type importMeta struct {
 	Timeout time.Duration
 }
 
-// annotation without a sha256 (an import that learns it only at the end of
-// its upload) has no ova-sha256 line, so nothing can take the VM for a
-// template of any OVA before the line is written.
-func annotation(sha256, source, ovfAnnotation string, meta *importMeta) string {
+// annotation has a line for each identity in id. An import writes an
+// identity only once the bytes it uploads are known to match it (a
+// download's sha256 from the start, as the download hashed those bytes; the
+// others at the end of the upload that read them), so nothing can take the
+// VM for a template of any OVA before.
+func annotation(id identity, source, ovfAnnotation string, meta *importMeta) string {
 	s := annotationMarker + "\n"
-	if sha256 != "" {
-		s += fmt.Sprintf("ova-sha256: %s\n", sha256)
+	if id.SHA256 != "" {
+		s += fmt.Sprintf("ova-sha256: %s\n", id.SHA256)
+	}
+	if id.Manifest != "" {
+		s += fmt.Sprintf("ova-manifest-sha256: %s\n", id.Manifest)
 	}
 	s += fmt.Sprintf("ova: %s\n", sourceBase(source))
 	if meta != nil {
@@ -51,10 +59,20 @@ func annotation(sha256, source, ovfAnnotation string, meta *importMeta) string {
 	return s
 }
 
-// AnnotationSHA256 returns the OVA sha256 recorded in a template annotation
-// by this package, or "" when there is none.
-func AnnotationSHA256(annotation string) string {
-	m := shaLine.FindStringSubmatch(annotation)
+// AnnotationSHA256 returns the whole-OVA sha256 recorded in a template
+// annotation by this package, or "" when there is none.
+func AnnotationSHA256(annotation string) string { return hexLine(shaLine, annotation) }
+
+// AnnotationManifestSHA256 returns the sha256 of the OVA's manifest recorded
+// in a template annotation by this package, or "" when there is none.
+func AnnotationManifestSHA256(annotation string) string { return hexLine(manifestLine, annotation) }
+
+func annotationIdentity(annotation string) identity {
+	return identity{SHA256: AnnotationSHA256(annotation), Manifest: AnnotationManifestSHA256(annotation)}
+}
+
+func hexLine(re *regexp.Regexp, annotation string) string {
+	m := re.FindStringSubmatch(annotation)
 	if m == nil {
 		return ""
 	}

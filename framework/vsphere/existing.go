@@ -17,7 +17,7 @@ type existingVM struct {
 	path       string
 	template   bool
 	annotation string
-	sha256     string
+	id         identity
 	inFolder   bool
 }
 
@@ -64,7 +64,7 @@ func findByName(ctx context.Context, s *Session, t *Target, name string) (*exist
 	if mvm.Config != nil {
 		e.template = mvm.Config.Template
 		e.annotation = mvm.Config.Annotation
-		e.sha256 = AnnotationSHA256(mvm.Config.Annotation)
+		e.id = annotationIdentity(mvm.Config.Annotation)
 	}
 	e.inFolder = mvm.Parent != nil && *mvm.Parent == t.Folder.Reference()
 	if e.path, err = find.InventoryPath(ctx, s.Vim(), mvm.Self); err != nil {

@@ -10,7 +10,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/vsphere/ovagen"
 )
 
-// A VM that carries the harness's sha line under the final name but is not a
+// A VM that carries the harness's identity lines under the final name but is not a
 // template is no import in progress of this harness (imports run under a
 // temporary name): it may be an older version's leftover or a template
 // someone converted to a VM and uses. It is reported, never deleted.
@@ -30,7 +30,7 @@ func TestSameNamedVMWithTheShaLineIsReportedNotDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = importOne(t, s, vsphere.OVA{Source: ova.Path}, nil)
-	mustContain(t, err, `a VM (not a template) named "node-leftover" exists at /DC0/vm/node-leftover and carries the harness's sha256 annotation`,
+	mustContain(t, err, `a VM (not a template) named "node-leftover" exists at /DC0/vm/node-leftover and carries the harness's OVA identity annotation`,
 		"does not delete it")
 	if vm := vmByName(t, s, "node-leftover"); vm == nil || vm.Self != first.Ref {
 		t.Errorf("the VM was touched: %+v", vm)

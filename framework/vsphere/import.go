@@ -59,8 +59,9 @@ func (o *ovaImport) run(ctx context.Context) (res Result) {
 	defer cancel()
 
 	// Everything that can be checked without reading the whole OVA is checked
-	// before vCenter is asked anything; the bytes themselves are read once,
-	// later, by whichever of the hash pass or the upload the import needs.
+	// before vCenter is asked anything; the bytes themselves are read at most
+	// once, later, by whichever of the hash pass or the upload the import
+	// needs (neither, for a reuse decided on the manifest identity).
 	src, err := fetch(ctx, o.ova.Source, o.dl, o.rep)
 	if err != nil {
 		res.Err = o.timeoutOr(ctx, err)
@@ -86,6 +87,8 @@ func (o *ovaImport) run(ctx context.Context) (res Result) {
 		res.Err = err
 		return res
 	}
+	res.ManifestSHA256 = info.ManifestSHA256
+	o.rep.printf("%s", o.describeIdentity(src, info))
 	if len(o.ova.Properties) > 0 {
 		if err := CompareProperties(name, info.vappProperties(), o.ova.Properties); err != nil {
 			if pe, ok := err.(*PropertyError); ok {
@@ -104,7 +107,7 @@ func (o *ovaImport) run(ctx context.Context) (res Result) {
 		res.Err = err
 		return res
 	}
-	action, ex, err := o.prepare(ctx, name, src, &res)
+	action, ex, err := o.prepare(ctx, name, src, info, &res)
 	if err != nil || action == Reused {
 		res.Err = o.timeoutOr(ctx, err)
 		return res
@@ -120,7 +123,7 @@ func (o *ovaImport) run(ctx context.Context) (res Result) {
 		res.Err = o.timeoutOr(ctx, err)
 		return res
 	}
-	if err := o.finish(ctx, vm, name, src.sha256, action, ex, &res); err != nil {
+	if err := o.finish(ctx, vm, name, src, info, action, ex, &res); err != nil {
 		res.Err = o.timeoutOr(ctx, err)
 		return res
 	}
@@ -142,8 +145,10 @@ func (o *ovaImport) checkExpected(sha, consequence string) error {
 	return nil
 }
 
-// learnSHA256 is the hash pass of an OVA that may not be uploaded at all
-// (a template of its name exists); a download already knows its sha256.
+// learnSHA256 is the hash pass of an OVA that may not be uploaded at all (a
+// template of its name exists, and the config's sha256 is to be checked or
+// the template has only the whole-file identity); a download already knows
+// its sha256.
 func (o *ovaImport) learnSHA256(ctx context.Context, src *localOVA, res *Result) (string, error) {
 	if src.sha256 != "" {
 		return src.sha256, nil
@@ -170,10 +175,14 @@ func (o *ovaImport) learnSHA256(ctx context.Context, src *localOVA, res *Result)
 // temporary name and only a finished template takes the final name, so a
 // same-named VM that is not a template is no import in progress of this
 // harness and is not the harness's to remove. The OVA is hashed here only
-// when a template of the name exists: with no template the upload's read
-// yields the sha256, and with a VM of the name that is no template the
-// answer is an error whatever the bytes are.
-func (o *ovaImport) prepare(ctx context.Context, name string, src *localOVA, res *Result) (Action, *existingVM, error) {
+// when a template of the name exists and either the config gives a sha256
+// (checked before anything else happens, as it always was) or the template
+// carries only the whole-file sha256; a template with a manifest identity
+// is compared with the OVA's manifest, which was read at inspection. With no
+// template the upload's read yields what is still to learn, and with a VM
+// of the name that is no template the answer is an error whatever the
+// bytes are.
+func (o *ovaImport) prepare(ctx context.Context, name string, src *localOVA, info *OVAInfo, res *Result) (Action, *existingVM, error) {
 	ex, err := findByName(ctx, o.s, o.t, name)
 	if err != nil || ex == nil {
 		return Imported, nil, err
@@ -183,35 +192,34 @@ func (o *ovaImport) prepare(ctx context.Context, name string, src *localOVA, res
 	case !ex.inFolder:
 		return "", nil, fmt.Errorf("a VM named %q already exists at %s, outside the target folder %s; "+
 			"the harness does not touch it: pick another template name or remove it", name, ex.path, folder)
-	case !ex.template && ex.sha256 != "":
-		return "", nil, fmt.Errorf("a VM (not a template) named %q exists at %s and carries the harness's sha256 annotation: "+
+	case !ex.template && ex.id.known():
+		return "", nil, fmt.Errorf("a VM (not a template) named %q exists at %s and carries the harness's OVA identity annotation: "+
 			"the leftover of an import by an older harness version, or a template someone turned into a VM. "+
 			"The harness does not delete it (it may be in use): check, then delete or rename it by hand", name, ex.path)
 	case !ex.template:
 		return "", nil, fmt.Errorf("a VM (not a template) named %q already exists at %s and was not imported by the harness; "+
 			"remove or rename it, or pick another template name", name, ex.path)
 	}
-	// Only the bytes' sha256 tells whether the template came from this OVA.
-	sha, err := o.learnSHA256(ctx, src, res)
+	if o.ova.SHA256 != "" {
+		if _, err := o.learnSHA256(ctx, src, res); err != nil {
+			return "", nil, err
+		}
+	}
+	same, basis, err := o.sameOVA(ctx, ex.id, src, info, res)
 	if err != nil {
 		return "", nil, err
 	}
-	if ex.sha256 == sha {
+	ours := o.identity(src, info)
+	if same {
 		res.Action, res.Path, res.Ref = Reused, ex.path, ex.vm.Reference()
-		o.rep.printf("reusing template %s: it was imported from the same OVA (sha256 %s)", ex.path, sha)
+		o.rep.printf("reusing template %s: it was imported from the same OVA (%s %s)", ex.path, basis, ours.on(basis))
 		return Reused, nil, nil
 	}
 	if !o.in.Replace {
-		found := "no OVA sha256 in its annotation"
-		if ex.sha256 != "" {
-			found = "sha256 " + ex.sha256
-		}
-		return "", nil, fmt.Errorf("template %s already exists with %s, but %s has sha256 %s: it was imported from another OVA; "+
-			"set replace: true to import this one under the name (the old template is renamed aside and kept), "+
-			"or give this OVA another template name", ex.path, found, res.Source, sha)
+		return "", nil, fmt.Errorf("%s; set replace: true to import this one under the name (the old template is renamed aside and kept), "+
+			"or give this OVA another template name", otherOVA(ex.path, ex.id, ours, basis, res.Source))
 	}
-	o.rep.printf("replacing template %s (sha256 %s) with the OVA's (sha256 %s); the old one will be renamed aside and kept",
-		ex.path, orNone(ex.sha256), sha)
+	o.rep.printf("replacing template %s (%s) with the OVA's (%s); the old one will be renamed aside and kept", ex.path, ex.id, ours)
 	return Replaced, ex, nil
 }
 
@@ -265,13 +273,16 @@ func (o *ovaImport) timeoutOr(ctx context.Context, err error) error {
 // recordCreating puts the template into the run state before it exists, so
 // an interrupted run leaves a state file that says what may exist: the
 // temporary VM, until it is renamed to path.
-func (o *ovaImport) recordCreating(path, tmp, sha string) {
+func (o *ovaImport) recordCreating(path, tmp string, id identity) {
 	if o.in.Recorder == nil {
 		return
 	}
 	r := run.Resource{Kind: ResourceKind, Name: path, State: "creating", CreatedBy: o.in.CreatedBy,
 		DeleteHint: fmt.Sprintf("govc vm.destroy -dc=%q %q (while importing it is %q)", o.t.Datacenter.Name(), path, tmp),
-		Attributes: map[string]string{"sha256": sha, "server": o.s.URL.String(), "source": displaySource(o.ova.Source), "importingAs": tmp, "run": o.in.RunID}}
+		Attributes: map[string]string{"sha256": id.SHA256, "server": o.s.URL.String(), "source": displaySource(o.ova.Source), "importingAs": tmp, "run": o.in.RunID}}
+	if id.Manifest != "" {
+		r.Attributes["manifestSha256"] = id.Manifest
+	}
 	if err := o.in.Recorder.PutResource(r); err != nil {
 		o.rep.printf("warning: recording %s in the run state failed: %v", path, err)
 	}
@@ -284,11 +295,4 @@ func (o *ovaImport) recordState(path, state string) {
 		return
 	}
 	_ = o.in.Recorder.SetResourceState(run.Resource{Kind: ResourceKind, Name: path}.Key(), state)
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
 }

@@ -25,7 +25,9 @@ type OVA struct {
 	// name exists, by the hash pass that decides reuse (nothing is uploaded
 	// on a mismatch); otherwise while it uploads, where a mismatch stops the
 	// upload before its last bytes and removes the VM. The manifest is
-	// verified either way.
+	// verified either way. Without it, an OVA whose manifest pins every file
+	// with SHA256 or SHA512 is identified by that manifest and not hashed as
+	// a whole (see Result.ManifestSHA256).
 	SHA256 string `json:"sha256,omitempty"`
 	// Properties are the vApp properties (id -> value) the OVA must carry.
 	// They are checked against the OVF descriptor before anything is
@@ -105,8 +107,9 @@ type Action string
 const (
 	// Imported: no template of that name existed; it was imported.
 	Imported Action = "imported"
-	// Reused: a template of that name from the same OVA (same sha256) was
-	// kept, including one another run finished while this one imported.
+	// Reused: a template of that name from the same OVA (same sha256, or
+	// same manifest sha256) was kept, including one another run finished
+	// while this one imported.
 	Reused Action = "reused"
 	// Replaced: a template of that name from another OVA was renamed aside
 	// (see Result.Kept) and the OVA imported under the name (Replace).
@@ -120,14 +123,21 @@ type Result struct {
 	Name   string `json:"name"`
 	Source string `json:"source"`
 	// Path is the template's inventory path.
-	Path   string `json:"path,omitempty"`
+	Path string `json:"path,omitempty"`
+	// SHA256 is the whole OVA's, when the import knew or learnt it.
 	SHA256 string `json:"sha256,omitempty"`
-	Action Action `json:"action"`
+	// ManifestSHA256 is the sha256 of the OVA's manifest when the manifest
+	// pins every file with SHA256 or SHA512: the OVA's identity then, and
+	// the whole file is hashed only when the config gives a sha256 or a
+	// template of the name has only a whole-file sha256.
+	ManifestSHA256 string `json:"manifestSha256,omitempty"`
+	Action         Action `json:"action"`
 	// Bytes uploaded (0 when reused).
 	Bytes int64 `json:"bytes"`
 	// ReadBytes is how much of the OVA file the import read after the
-	// download: the file's size once for an import (the upload hashes it)
-	// or a reuse (the hash pass), twice for a Replace (hash pass, upload).
+	// download: the file's size once for an import (the upload verifies it)
+	// and none for a reuse decided on the manifest identity; a hash pass
+	// (a reuse decided on the whole-file sha256) adds the size once more.
 	ReadBytes int64 `json:"readBytes"`
 	// ClientCPU is this process's CPU time for those reads (hashing,
 	// verifying, encrypting the upload), shared out by bytes among OVAs read

@@ -16,12 +16,13 @@ import (
 	"github.com/tkg-e2e/harness/framework/vsphere/ovagen"
 )
 
-// An import reads the OVA once: the upload's read also yields the sha256.
-// A template of the name present means one hash pass and no upload; a VM of
-// the name that is no template means no read at all.
+// An import of an OVA identified by its whole-file sha256 (its manifest is
+// SHA1) reads it once: the upload's read also yields the sha256. A template
+// of the name present means one hash pass and no upload; a VM of the name
+// that is no template means no read at all.
 func TestEachDecisionReadsTheOVAAtMostOnce(t *testing.T) {
 	s := connect(t)
-	ova := writeOVA(t, "node-once", ovagen.Options{Format: ovagen.Raw, DataSize: 4 << 20})
+	ova := writeOVA(t, "node-once", ovagen.Options{Format: ovagen.Raw, DataSize: 4 << 20, ManifestAlgorithm: "SHA1"})
 
 	first, err := importOne(t, s, vsphere.OVA{Source: ova.Path}, nil)
 	if err != nil {
@@ -59,37 +60,47 @@ func TestEachDecisionReadsTheOVAAtMostOnce(t *testing.T) {
 
 // A disk whose last byte is wrong is only found bad when the upload has
 // sent all but that byte's chunk: the lease is aborted, the VM removed, and
-// the run state says so with the sha256 of the bytes that were read.
+// the run state says so with the OVA's identity: the sha256 of the bytes
+// that were read (SHA1 manifest), or the manifest's (SHA256 manifest).
 func TestCorruptDiskFoundAtTheEndOfTheStreamLeavesNoVM(t *testing.T) {
-	s := connect(t)
-	state, err := run.New(t.TempDir(), "test", "local", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ova := writeOVA(t, "node-corrupt-tail", ovagen.Options{Format: ovagen.Raw, DataSize: 8 << 20})
-	flipLastByteOf(t, ova.Path, "node-corrupt-tail-disk1.vmdk")
-	sum := fileSHA256(t, ova.Path)
+	for _, alg := range []string{"SHA1", "SHA256"} {
+		t.Run(alg, func(t *testing.T) {
+			s := connect(t)
+			state, err := run.New(t.TempDir(), "test", "local", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := "node-corrupt-tail-" + strings.ToLower(alg)
+			ova := writeOVA(t, name, ovagen.Options{Format: ovagen.Raw, DataSize: 8 << 20, ManifestAlgorithm: alg})
+			flipLastByteOf(t, ova.Path, name+"-disk1.vmdk")
+			want := vsphere.Result{SHA256: fileSHA256(t, ova.Path)}
+			if alg == "SHA256" {
+				want = vsphere.Result{ManifestSHA256: ova.ManifestSHA256}
+			}
 
-	var progress syncBuffer
-	in := input(&progress, vsphere.OVA{Source: ova.Path})
-	in.Recorder, in.CreatedBy = state, "ova"
-	res, err := s.ImportOVAs(context.Background(), in)
-	var ce *vsphere.ChecksumError
-	if !errors.As(err, &ce) || ce.File != "node-corrupt-tail-disk1.vmdk" {
-		t.Fatalf("want a *ChecksumError for the disk, got %v", err)
-	}
-	if !strings.Contains(progress.String(), "removed the half-imported VM /DC0/vm/node-corrupt-tail.importing-") {
-		t.Errorf("progress does not report the cleanup:\n%s", progress.String())
-	}
-	if left := leftBehind(t, s, "node-corrupt-tail"); len(left) > 0 {
-		t.Errorf("VMs left behind: %v", left)
-	}
-	if res[0].SHA256 != sum || res[0].ReadBytes != ova.Size {
-		t.Errorf("result sha256 %s after reading %d bytes; want %s after the whole file (%d)", res[0].SHA256, res[0].ReadBytes, sum, ova.Size)
-	}
-	rec, ok := state.Resource(vsphere.ResourceKind, "/DC0/vm/node-corrupt-tail")
-	if !ok || rec.State != "deleted" || rec.Attributes["sha256"] != sum {
-		t.Errorf("run state resource = %+v (found %v), want deleted with sha256 %s", rec, ok, sum)
+			var progress syncBuffer
+			in := input(&progress, vsphere.OVA{Source: ova.Path})
+			in.Recorder, in.CreatedBy = state, "ova"
+			res, err := s.ImportOVAs(context.Background(), in)
+			var ce *vsphere.ChecksumError
+			if !errors.As(err, &ce) || ce.File != name+"-disk1.vmdk" {
+				t.Fatalf("want a *ChecksumError for the disk, got %v", err)
+			}
+			if !strings.Contains(progress.String(), "removed the half-imported VM /DC0/vm/"+name+".importing-") {
+				t.Errorf("progress does not report the cleanup:\n%s", progress.String())
+			}
+			if left := leftBehind(t, s, name); len(left) > 0 {
+				t.Errorf("VMs left behind: %v", left)
+			}
+			if r := res[0]; r.SHA256 != want.SHA256 || r.ManifestSHA256 != want.ManifestSHA256 || r.ReadBytes != ova.Size {
+				t.Errorf("result sha256 %q, manifest sha256 %q after reading %d bytes; want %q, %q after the whole file (%d)",
+					r.SHA256, r.ManifestSHA256, r.ReadBytes, want.SHA256, want.ManifestSHA256, ova.Size)
+			}
+			rec, ok := state.Resource(vsphere.ResourceKind, "/DC0/vm/"+name)
+			if !ok || rec.State != "deleted" || rec.Attributes["sha256"] != want.SHA256 || rec.Attributes["manifestSha256"] != want.ManifestSHA256 {
+				t.Errorf("run state resource = %+v (found %v), want deleted with sha256 %q, manifest sha256 %q", rec, ok, want.SHA256, want.ManifestSHA256)
+			}
+		})
 	}
 }
 

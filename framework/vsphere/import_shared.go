@@ -21,7 +21,8 @@ import (
 // import never works under the final name: it creates <name>.importing-<run
 // hash>.<random>, uploads, marks it a template and only then renames it to
 // the final name. A rename that finds the name taken means another run won
-// the race: the same sha256 reuses theirs, another is an error. Temporary
+// the race: the same OVA (compared as prepare compares, see sameOVA) reuses
+// theirs, another is an error. Temporary
 // VMs of other runs are left alone unless older than the import timeout.
 
 const (
@@ -155,7 +156,7 @@ func describeImport(m importMeta, now time.Time) string {
 
 // finish gives the finished template (under its temporary name) the final
 // name; with Replace it first renames the old template aside and keeps it.
-func (o *ovaImport) finish(ctx context.Context, vm *object.VirtualMachine, name, sha string, action Action, old *existingVM, res *Result) error {
+func (o *ovaImport) finish(ctx context.Context, vm *object.VirtualMachine, name string, src *localOVA, info *OVAInfo, action Action, old *existingVM, res *Result) error {
 	folder := o.t.Folder.InventoryPath
 	final := path.Join(folder, name)
 	tmp := vm.InventoryPath
@@ -205,11 +206,18 @@ func (o *ovaImport) finish(ctx context.Context, vm *object.VirtualMachine, name,
 	}
 	// The name was free when this import started: did another run take it?
 	ex, ferr := findByName(ctx, o.s, o.t, name)
-	switch {
-	case ferr != nil || ex == nil:
+	if ferr != nil || ex == nil {
 		return removeOurs(fmt.Errorf("renaming the imported template %s to %s: %w", tmp, name, err))
-	case ex.inFolder && ex.template && ex.sha256 == sha:
-		o.rep.printf("another run imported %s from the same OVA (sha256 %s) meanwhile: reusing it", ex.path, sha)
+	}
+	same, basis := false, ""
+	if ex.inFolder && ex.template {
+		if same, basis, ferr = o.sameOVA(ctx, ex.id, src, info, res); ferr != nil {
+			return removeOurs(fmt.Errorf("renaming the imported template %s to %s: %w; comparing it with the template that took the name failed: %v", tmp, name, err, ferr))
+		}
+	}
+	switch {
+	case same:
+		o.rep.printf("another run imported %s from the same OVA (%s %s) meanwhile: reusing it", ex.path, basis, o.identity(src, info).on(basis))
 		cctx, cancel := o.cleanupCtx(ctx)
 		defer cancel()
 		if err := destroyVM(cctx, vm, o.waits()); err != nil {
@@ -221,16 +229,12 @@ func (o *ovaImport) finish(ctx context.Context, vm *object.VirtualMachine, name,
 		res.Action, res.Path, res.Ref, res.Bytes = Reused, ex.path, ex.vm.Reference(), 0
 		return nil
 	default:
-		found := "no OVA sha256 in its annotation"
-		if ex.sha256 != "" {
-			found = "sha256 " + ex.sha256
-		}
 		kind := "template"
 		if !ex.template {
 			kind = "VM (not a template)"
 		}
-		return removeOurs(fmt.Errorf("while this run imported %s, a %s of that name appeared at %s with %s (another run imported another OVA under the name?); "+
-			"this run's copy is removed: check which OVA the name should carry", name, kind, ex.path, found))
+		return removeOurs(fmt.Errorf("while this run imported %s (%s), a %s of that name appeared at %s with %s (another run imported another OVA under the name?); "+
+			"this run's copy is removed: check which OVA the name should carry", name, o.identity(src, info), kind, ex.path, ex.id))
 	}
 }
 

@@ -14,9 +14,11 @@ import (
 	"github.com/tkg-e2e/harness/framework/vsphere/ovagen"
 )
 
+// An OVA whose manifest is SHA1 has no manifest identity: the template
+// carries the whole file's sha256, learnt on the upload's read.
 func TestImportMakesATemplateWithShaAnnotationAndProperties(t *testing.T) {
 	s := connect(t)
-	ova := writeOVA(t, "node-basic", ovagen.Options{})
+	ova := writeOVA(t, "node-basic", ovagen.Options{ManifestAlgorithm: "SHA1"})
 	var progress syncBuffer
 	in := input(&progress, vsphere.OVA{Source: ova.Path})
 	res, err := s.ImportOVAs(context.Background(), in)
@@ -31,13 +33,14 @@ func TestImportMakesATemplateWithShaAnnotationAndProperties(t *testing.T) {
 	if vm == nil || !vm.Config.Template {
 		t.Fatalf("template node-basic missing or not a template: %+v", vm)
 	}
-	if got := vsphere.AnnotationSHA256(vm.Config.Annotation); got != ova.SHA256 {
-		t.Errorf("annotation sha256 = %q, want %s; annotation:\n%s", got, ova.SHA256, vm.Config.Annotation)
+	if got, mf := vsphere.AnnotationSHA256(vm.Config.Annotation), vsphere.AnnotationManifestSHA256(vm.Config.Annotation); got != ova.SHA256 || mf != "" || r.ManifestSHA256 != "" {
+		t.Errorf("annotation sha256 = %q, manifest sha256 %q (result %q), want %s and none; annotation:\n%s", got, mf, r.ManifestSHA256, ova.SHA256, vm.Config.Annotation)
 	}
 	if err := s.ValidateProperties(context.Background(), "DC0", r.Path, ovagen.DefaultProperties()); err != nil {
 		t.Errorf("properties of a fresh import: %v", err)
 	}
-	for _, want := range []string{"[ova] node-basic: ", "sha256 " + ova.SHA256, "importing into /DC0/vm", "uploaded 1.0 MiB", "imported as template /DC0/vm/node-basic"} {
+	for _, want := range []string{"[ova] node-basic: ", "identity: the whole file's sha256, learnt on its one read (the manifest node-basic.mf pins node-basic.ovf with SHA1)",
+		"sha256 " + ova.SHA256, "importing into /DC0/vm", "uploaded 1.0 MiB", "imported as template /DC0/vm/node-basic"} {
 		if !strings.Contains(progress.String(), want) {
 			t.Errorf("progress lacks %q:\n%s", want, progress.String())
 		}
@@ -88,10 +91,12 @@ func TestSecondImportOfTheSameOVAReusesTheTemplate(t *testing.T) {
 	}
 }
 
+// OVAs identified by their whole-file sha256 (SHA1 manifests); see
+// TestSameNameOtherManifestIsAnErrorUnlessReplace for manifest identities.
 func TestSameNameOtherOVAIsAnErrorUnlessReplace(t *testing.T) {
 	s := connect(t)
-	a := writeOVA(t, "node-swap", ovagen.Options{Seed: 1})
-	b := writeOVA(t, "node-swap", ovagen.Options{Seed: 2})
+	a := writeOVA(t, "node-swap", ovagen.Options{Seed: 1, ManifestAlgorithm: "SHA1"})
+	b := writeOVA(t, "node-swap", ovagen.Options{Seed: 2, ManifestAlgorithm: "SHA1"})
 	first, err := importOne(t, s, vsphere.OVA{Source: a.Path}, nil)
 	if err != nil {
 		t.Fatal(err)

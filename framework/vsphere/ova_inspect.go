@@ -2,6 +2,7 @@ package vsphere
 
 import (
 	"archive/tar"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -36,8 +37,15 @@ type OVAInfo struct {
 	Properties map[string]string
 	// Annotation is the OVF's annotation text.
 	Annotation string
+	// ManifestSHA256 is the sha256 of the manifest file when its entries pin
+	// every other file of the archive (but a .cert) with SHA256 or SHA512:
+	// the OVA's identity then, without hashing the whole file. Empty
+	// otherwise.
+	ManifestSHA256 string
 
 	props []VAppProperty
+	// identityNote says why ManifestSHA256 is empty.
+	identityNote string
 
 	entries  map[string]tocEntry
 	ovf      []byte
@@ -220,6 +228,7 @@ func (i *OVAInfo) readManifest(base string, allowNoManifest bool) error {
 	names := i.withExt(".mf")
 	if len(names) == 0 {
 		if allowNoManifest {
+			i.identityNote = "the OVA has no manifest"
 			return nil
 		}
 		return fmt.Errorf("%s has no .mf manifest, so its disks cannot be verified; node OVAs ship one "+
@@ -231,7 +240,11 @@ func (i *OVAInfo) readManifest(base string, allowNoManifest bool) error {
 		return err
 	}
 	defer r.Close()
-	m, err := library.ReadManifest(r)
+	mf, err := io.ReadAll(r)
+	if err != nil {
+		return fmt.Errorf("%s: reading manifest %s: %w", base, i.ManifestName, err)
+	}
+	m, err := library.ReadManifest(bytes.NewReader(mf))
 	if err != nil {
 		return fmt.Errorf("%s: reading manifest %s: %w", base, i.ManifestName, err)
 	}
@@ -252,7 +265,11 @@ func (i *OVAInfo) readManifest(base string, allowNoManifest bool) error {
 			return fmt.Errorf("%s: manifest %s, entry %s: %w", base, i.ManifestName, name, err)
 		}
 	}
-	return checkDigest(base, i.OVFName, i.manifest[i.OVFName], i.ovf)
+	if err := checkDigest(base, i.OVFName, i.manifest[i.OVFName], i.ovf); err != nil {
+		return err
+	}
+	i.ManifestSHA256, i.identityNote = i.manifestIdentity(mf)
+	return nil
 }
 
 func (i *OVAInfo) withExt(ext string) []string {

@@ -13,8 +13,8 @@ import (
 	"strings"
 )
 
-// localOVA is an OVA on local disk with its sha256, "" until something read
-// the whole file.
+// localOVA is an OVA on local disk with its sha256, "" until something
+// hashed the whole file (which an OVA its manifest identifies may never need).
 type localOVA struct {
 	path    string
 	sha256  string
@@ -55,8 +55,9 @@ func sourceBase(src string) string {
 // fetch makes the OVA local. A URL is downloaded once per run through dl,
 // hashing as it streams (govmomi's TapeArchive would otherwise fetch the URL
 // again for every file in it), so its sha256 is known at once. A local file
-// is not read here: whether it needs hashing depends on what vCenter holds
-// (see ovaImport.prepare), and an import hashes it while uploading.
+// is not read here: whether it needs hashing depends on its manifest, the
+// config and what vCenter holds (see identity.go and ovaImport.prepare), and
+// an import that needs the sha256 hashes it while uploading.
 func fetch(ctx context.Context, src string, dl *Downloads, rep *reporter) (*localOVA, error) {
 	if isURL(src) {
 		return dl.get(ctx, src, rep)
@@ -78,7 +79,8 @@ func fetch(ctx context.Context, src string, dl *Downloads, rep *reporter) (*loca
 }
 
 // hashFile is the one read of an OVA that is not uploaded: a template of
-// its name exists, and only the sha256 tells whether it came from these bytes.
+// its name exists, and the config's sha256 is to be checked or the template
+// carries only the whole-file sha256 to tell whether it came from these bytes.
 func hashFile(ctx context.Context, file string, share *cpuShare) (string, error) {
 	f, err := os.Open(file)
 	if err != nil {

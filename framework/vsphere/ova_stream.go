@@ -23,9 +23,11 @@ import (
 )
 
 // ovaStream reads an OVA exactly once, front to back, and hands each disk
-// to its lease item as the tar passes it. The same bytes feed the whole-file
-// sha256 (when it is not known yet) and every manifest digest, so an import
-// costs one read of the file instead of a hashing pass before the upload.
+// to its lease item as the tar passes it. The same bytes feed every manifest
+// digest and, when the import wants it and it is not known yet, the
+// whole-file sha256, so an import costs one read of the file instead of a
+// hashing pass before the upload. An OVA identified by its manifest is not
+// hashed as a whole: that hash would double the CPU the digests cost.
 //
 // The lease imposes no order: every item is its own HTTP request to its own
 // URL, so the disks go up in the order the tar holds them, whatever order
@@ -52,7 +54,7 @@ type ovaStream struct {
 }
 
 // hashingReader is the raw file: counted for the CPU share, hashed when the
-// whole-file sha256 is still to be learnt.
+// whole-file sha256 is to be learnt.
 type hashingReader struct {
 	r     io.Reader
 	h     hash.Hash
@@ -72,16 +74,17 @@ func (h *hashingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// openStream opens src for its one read. knownSHA is the whole-file sha256
-// when something already computed it (the download), so it is not hashed
-// again; expect is the sha256 the config demands ("" for none).
-func openStream(ctx context.Context, src *localOVA, info *OVAInfo, expect string, share *cpuShare, onDisk func(int)) (*ovaStream, error) {
+// openStream opens src for its one read. learn says whether to hash the
+// whole file (not when something already did, as the download does, nor
+// when the manifest identifies the OVA and the config demands no sha256);
+// expect is the sha256 the config demands ("" for none).
+func openStream(ctx context.Context, src *localOVA, info *OVAInfo, learn bool, expect string, share *cpuShare, onDisk func(int)) (*ovaStream, error) {
 	f, err := os.Open(src.path)
 	if err != nil {
 		return nil, fmt.Errorf("opening OVA: %w", err)
 	}
 	raw := &hashingReader{r: bufio.NewReaderSize(readerCtx{ctx, f}, 1<<20), share: share}
-	if src.sha256 == "" {
+	if learn {
 		raw.h = sha256.New()
 	}
 	s := &ovaStream{ova: filepath.Base(src.path), f: f, tar: tar.NewReader(raw), raw: raw,
@@ -91,7 +94,8 @@ func openStream(ctx context.Context, src *localOVA, info *OVAInfo, expect string
 
 func (s *ovaStream) close() { _ = s.f.Close() }
 
-// sha256 is the whole-file digest, "" until the stream reached the end.
+// sha256 is the whole-file digest, "" until the stream reached the end, and
+// for good when it does not hash the file.
 func (s *ovaStream) sha256() string {
 	s.endMu.Lock()
 	defer s.endMu.Unlock()

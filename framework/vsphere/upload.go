@@ -19,8 +19,10 @@ import (
 // itself instead of calling Importer.Import, because Import drops the new
 // VM's reference when an upload fails, and an aborted lease leaves that VM
 // behind: here it is deleted. The disks go up from one sequential read of
-// the OVA (ovaStream), which also yields the sha256 when src has none yet;
-// the annotation then gets it once the upload is complete.
+// the OVA (ovaStream), which verifies every file against the manifest and
+// also yields the whole-file sha256 when the import wants it and src has
+// none yet; the annotation gets the identities the upload verified once it
+// is complete.
 func (o *ovaImport) upload(ctx context.Context, name, tmp string, src *localOVA, info *OVAInfo, meta *importMeta, res *Result) (*object.VirtualMachine, int64, error) {
 	arch := info.archive()
 	imp := &importer.Importer{
@@ -42,7 +44,7 @@ func (o *ovaImport) upload(ctx context.Context, name, tmp string, src *localOVA,
 		return nil, 0, err
 	}
 	opts.Name = &tmp
-	opts.Annotation = annotation(src.sha256, o.ova.Source, info.Annotation, meta)
+	opts.Annotation = annotation(identity{SHA256: src.sha256}, o.ova.Source, info.Annotation, meta)
 	opts.NetworkMapping = o.networkMapping(info)
 	opts.DiskProvisioning = o.in.DiskProvisioning
 	if opts.DiskProvisioning == "" {
@@ -51,7 +53,7 @@ func (o *ovaImport) upload(ctx context.Context, name, tmp string, src *localOVA,
 
 	final := path.Join(o.t.Folder.InventoryPath, name)
 	tpath := path.Join(o.t.Folder.InventoryPath, tmp)
-	o.recordCreating(final, tpath, src.sha256)
+	o.recordCreating(final, tpath, o.identity(src, info))
 	o.rep.printf("importing into %s as %s (datastore %s, pool %s)", o.t.Folder.InventoryPath, tmp, o.t.Datastore.Name(), o.t.ResourcePool.InventoryPath)
 
 	leaseInfo, lease, err := imp.ImportVApp(ctx, info.OVFName, *opts)
@@ -62,12 +64,12 @@ func (o *ovaImport) upload(ctx context.Context, name, tmp string, src *localOVA,
 	}
 	vm := object.NewVirtualMachine(o.s.Vim(), leaseInfo.Entity)
 	vm.InventoryPath = tpath
-	learn := src.sha256 == ""
+	learn := src.sha256 == "" && o.hashesWhole(info)
 
 	// The progress ticker only starts once the lease is ready: before that nothing moves.
 	tr := o.rep.transfer("uploading", diskNames(info), diskBytes(info))
 	share := meter.start()
-	st, openErr := openStream(ctx, src, info, o.ova.SHA256, share, tr.add)
+	st, openErr := openStream(ctx, src, info, learn, o.ova.SHA256, share, tr.add)
 	if openErr == nil {
 		defer st.close()
 	}
@@ -91,7 +93,7 @@ func (o *ovaImport) upload(ctx context.Context, name, tmp string, src *localOVA,
 		if learn && st != nil && st.sha256() != "" {
 			// The run state learns the sha256 too, even of an OVA that fails.
 			src.sha256 = st.sha256()
-			o.recordCreating(final, tpath, src.sha256)
+			o.recordCreating(final, tpath, o.identity(src, info))
 		}
 	}
 	defer stop()
@@ -124,12 +126,12 @@ func (o *ovaImport) upload(ctx context.Context, name, tmp string, src *localOVA,
 	if err := lease.Complete(ctx); err != nil {
 		return fail(fmt.Errorf("completing the import lease: %w", err))
 	}
-	o.rep.printf("uploaded %s; client CPU %.2fs for %s read, %.2f s/GiB; sha256 %s", summary, res.ClientCPU.Seconds(), mib(res.ReadBytes),
-		perGiB(res.ClientCPU, res.ReadBytes), src.sha256)
-	if learn {
-		text := annotation(src.sha256, o.ova.Source, info.Annotation, meta)
+	id := o.identity(src, info)
+	o.rep.printf("uploaded %s; client CPU %.2fs for %s read, %.2f s/GiB; %s", summary, res.ClientCPU.Seconds(), mib(res.ReadBytes),
+		perGiB(res.ClientCPU, res.ReadBytes), id)
+	if text := annotation(id, o.ova.Source, info.Annotation, meta); text != opts.Annotation {
 		if err := o.annotate(ctx, vm, text); err != nil {
-			return fail(fmt.Errorf("writing the sha256 into the annotation of %s: %w", tpath, err))
+			return fail(fmt.Errorf("writing the OVA identity (%s) into the annotation of %s: %w", id, tpath, err))
 		}
 	}
 	if err := vm.MarkAsTemplate(ctx); err != nil {
@@ -138,8 +140,9 @@ func (o *ovaImport) upload(ctx context.Context, name, tmp string, src *localOVA,
 	return vm, n, nil
 }
 
-// annotate writes the annotation once the sha256 is known: before that the
-// VM carries only its temporary name and the import's run lines.
+// annotate writes the annotation once the upload verified the identities it
+// names: before that the VM carries only its temporary name, the import's
+// run lines and a download's sha256.
 func (o *ovaImport) annotate(ctx context.Context, vm *object.VirtualMachine, text string) error {
 	t, err := vm.Reconfigure(ctx, types.VirtualMachineConfigSpec{Annotation: text})
 	if err != nil {

@@ -20,8 +20,11 @@ type Result struct {
 	// Path of the OVA.
 	Path string
 	// SHA256 of the whole OVA file, lower-case hex: what a release page lists
-	// and what the importer puts in the template's annotation.
+	// and what the importer puts in the template's annotation when it knows it.
 	SHA256 string
+	// ManifestSHA256 is the sha256 of the .mf file ("" without one): the
+	// importer's identity of an OVA whose manifest is SHA256.
+	ManifestSHA256 string
 	// Size of the OVA in bytes.
 	Size int64
 	// Name of the virtual system.
@@ -72,8 +75,11 @@ func Write(path string, o Options) (*Result, error) {
 	if o.Break != NoOVF {
 		entries = append(entries, bytesEntry(ovfName, ovf))
 	}
+	mfSum := ""
 	if o.Break != NoManifest {
 		entries = append(entries, bytesEntry(o.Name+".mf", []byte(mf)))
+		s := sha256.Sum256([]byte(mf))
+		mfSum = hex.EncodeToString(s[:])
 	}
 	if o.Break != MissingDisk {
 		entries = append(entries, fileEntry(diskName, disk, diskSize))
@@ -82,7 +88,7 @@ func Write(path string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Result{Path: path, SHA256: sum, Size: size, Name: o.Name, Properties: o.Properties,
+	return &Result{Path: path, SHA256: sum, ManifestSHA256: mfSum, Size: size, Name: o.Name, Properties: o.Properties,
 		DiskName: diskName, DiskSize: diskSize}, nil
 }
 

@@ -57,6 +57,9 @@ func TestWriteValidOVA(t *testing.T) {
 	if s := sha256.Sum256(b); hex.EncodeToString(s[:]) != r.SHA256 || int64(len(b)) != r.Size {
 		t.Errorf("Result.SHA256/Size do not describe the file")
 	}
+	if s := sha256.Sum256(files["node.mf"]); hex.EncodeToString(s[:]) != r.ManifestSHA256 {
+		t.Errorf("Result.ManifestSHA256 %s does not describe node.mf", r.ManifestSHA256)
+	}
 	mf, err := library.ReadManifest(bytes.NewReader(files["node.mf"]))
 	if err != nil {
 		t.Fatal(err)
