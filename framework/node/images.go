@@ -32,6 +32,10 @@ type LoadImagesInput struct {
 	Timeout  time.Duration
 	Progress io.Writer
 	Prefix   string
+
+	// saved are archives a Preload already saved, by image name: the
+	// top-up imports them instead of saving the image again.
+	saved map[string]string
 }
 
 func (in LoadImagesInput) validate() error {
@@ -145,11 +149,19 @@ func LoadImages(ctx context.Context, in LoadImagesInput) (*LoadImagesResult, err
 	for i, n := range nodes {
 		has[i] = map[string]bool{}
 		wg.Go(func() {
+			node := kindNode{ctx: ctx, name: n.Name}
+			// One listing per node answers for every image; an image it
+			// cannot place is asked for on its own, as kind does.
+			tags, _ := nodeImageIDs(node)
 			for _, im := range images {
 				if ctx.Err() != nil {
 					return
 				}
-				if id, err := nodeutils.ImageID(kindNode{ctx: ctx, name: n.Name}, im.name); err == nil && id == im.id {
+				if id, ok := tags[normalizedTag(im.name)]; ok && id == im.id {
+					has[i][im.name] = true
+					continue
+				}
+				if id, err := nodeutils.ImageID(node, im.name); err == nil && id == im.id {
 					has[i][im.name] = true
 				}
 			}
@@ -180,7 +192,7 @@ func LoadImages(ctx context.Context, in LoadImagesInput) (*LoadImagesResult, err
 	start := time.Now()
 	p.Printf("loading %d images into %d node(s) of %s", len(toLoad), len(nodes), in.ClusterName)
 	for _, im := range toLoad {
-		if err := loadOne(ctx, im); err != nil {
+		if err := loadOne(ctx, im, in.saved[im.name]); err != nil {
 			if ctx.Err() != nil {
 				return res, fmt.Errorf("loading images into %s: interrupted: %w", in.ClusterName, context.Cause(ctx))
 			}
@@ -196,22 +208,26 @@ func LoadImages(ctx context.Context, in LoadImagesInput) (*LoadImagesResult, err
 	return res, nil
 }
 
-// loadOne saves one image (the Runtime saves one image per archive) and
-// imports it into the nodes missing it, in parallel.
-func loadOne(ctx context.Context, im *image) error {
-	rt, err := runtime(ctx)
-	if err != nil {
-		return err
-	}
-	f, err := os.CreateTemp("", "harness-image-*.tar")
-	if err != nil {
-		return err
-	}
-	tar := f.Name()
-	f.Close()
-	defer os.Remove(tar)
-	if err := rt.SaveContainerImage(ctx, im.name, tar); err != nil {
-		return fmt.Errorf("saving %s: %w", im.name, err)
+// loadOne saves one image (the Runtime saves one image per archive), unless
+// saved already holds it, and imports it into the nodes missing it, in
+// parallel.
+func loadOne(ctx context.Context, im *image, saved string) error {
+	tar := saved
+	if tar == "" {
+		rt, err := runtime(ctx)
+		if err != nil {
+			return err
+		}
+		f, err := os.CreateTemp("", "harness-image-*.tar")
+		if err != nil {
+			return err
+		}
+		tar = f.Name()
+		f.Close()
+		defer os.Remove(tar)
+		if err := rt.SaveContainerImage(ctx, im.name, tar); err != nil {
+			return fmt.Errorf("saving %s: %w", im.name, err)
+		}
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, len(im.missing))

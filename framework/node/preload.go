@@ -65,7 +65,11 @@ func (p *Preload) Stop() {
 // which skips what the preload imported. The result's Preloaded says what
 // the head start did.
 func (p *Preload) Finish(ctx context.Context) (*LoadImagesResult, error) {
-	p.Stop()
+	defer p.Stop()
+	// The archives stay until the top-up has imported what it needs of them.
+	p.once.Do(func() { close(p.stop) })
+	<-p.done
+	p.in.saved = p.archived
 	pr := wait.Printer{W: p.in.Progress, Prefix: p.in.Prefix}
 	n := 0
 	for _, node := range slices.Sorted(maps.Keys(p.imported)) {
