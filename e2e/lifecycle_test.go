@@ -24,9 +24,17 @@ var _ = Describe("TKG lifecycle", Ordered, ContinueOnFailure, func() {
 	// driver's specs (driver: tanzu) replace the stages' own.
 	peek := config.Peek(*configPath, overrideFiles())
 	reg := suites.Lifecycle.ForProfile(peek.Profile).ForDriver(peek.Driver)
+	envOf := func() *suites.Env { return env }
 	for _, s := range reg.Stages() {
 		Context(s.Name, Label(reg.Labels(s.Name)...), func() {
-			s.Spec(context.Background(), func() *suites.Env { return env })
+			s.Spec(context.Background(), envOf)
 		})
+		// A stage's join (the check it left running beside the stages after
+		// it) is a spec of that stage, declared after the stage it overlaps.
+		for _, j := range reg.JoinsAfter(s.Name) {
+			Context(j.Name, Label(reg.Labels(j.Name)...), func() {
+				suites.JoinSpec(j.Name, envOf)
+			})
+		}
 	}
 })

@@ -89,7 +89,10 @@ func BootstrapSpec(_ context.Context, inputGetter func() BootstrapSpecInput) {
 					return err
 				}
 				StepEntries(env, "bootstrap", res.Steps)
-				env.SetCluster(&Cluster{Role: RoleBootstrap, Name: res.Cluster.Name, Kubeconfig: res.Cluster.KubeconfigPath, Provider: "kind"})
+				kc := &Cluster{Role: RoleBootstrap, Name: res.Cluster.Name, Kubeconfig: res.Cluster.KubeconfigPath, Provider: "kind"}
+				env.SetCluster(kc)
+				// Watched from here through the management stage (watch.go).
+				watchForMove(env, kc)
 				if input.PostInit != nil {
 					input.PostInit(ctx, res.Cluster.KubeconfigPath)
 				}

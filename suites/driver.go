@@ -90,7 +90,8 @@ func (r *Registry) ForDriver(driver string) *Registry {
 			continue
 		}
 		if b.Spec != nil {
-			ss[i].Spec = b.Spec
+			// The driver's spec leaves no check running for a join.
+			ss[i].Spec, ss[i].JoinAfter = b.Spec, ""
 		}
 		if b.Doc != "" {
 			ss[i].Doc = b.Doc

@@ -65,6 +65,10 @@ type Env struct {
 	closers            []closer
 	// lease is the Boskos testbed the run holds (profile lease:), nil without one.
 	lease *runLease
+	// watches poll the API servers the move hands over between (watch.go).
+	watches map[string]*kube.ReadyWatch
+	// tails are the checks stages left running beside later stages (tail.go).
+	tails map[string]*tail
 	// tanzuResults are the tanzu driver's last command per role (tanzu_checks.go).
 	tanzuResults map[string]*tanzu.Result
 }

@@ -62,6 +62,11 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cl
 	if in.Providers != nil {
 		pin.Providers = *in.Providers
 	}
+	if in.Role == RoleManagement {
+		pin.Created = func(c *clusters.Cluster) {
+			watchForMove(env, &Cluster{Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: c.KubeconfigPath})
+		}
+	}
 	res, err := clusters.Provision(ctx, pin)
 	if res == nil {
 		return nil, nil, err
@@ -71,8 +76,9 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cl
 	}
 	// The Env learns the cluster as soon as Create made it, so a failure
 	// later in the path still collects its artifacts.
-	env.SetCluster(&Cluster{Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: res.Cluster.KubeconfigPath,
-		Provider: in.InfrastructureProvider})
+	c := &Cluster{Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: res.Cluster.KubeconfigPath,
+		Provider: in.InfrastructureProvider}
+	env.SetCluster(c)
 	return res.Cluster, res.Steps, err
 }
 

@@ -2,8 +2,10 @@ package suites
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -19,6 +21,9 @@ var Move = Stage{
 	Definition: stages.Definition{Name: "move", Needs: []string{"management"}, Category: stages.Provider,
 		Intervals: []string{"pre-check", "settle-before", "discovery", "move", "post-check", "reconcile", "settle-after", "delete-kind"},
 		Doc:       "`clusterctl move` from kind into the management cluster, checked, kind deleted"},
+	// The settle period and the kind deletion run beside the workload
+	// stage, which needs only a management cluster that reconciled itself.
+	JoinAfter: "workload",
 	Spec: func(ctx context.Context, env func() *Env) {
 		MoveSpec(ctx, func() MoveSpecInput {
 			e := env()
@@ -72,33 +77,32 @@ func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
 				}
 				in := move.Input{FromKubeconfig: from.Kubeconfig, ToKubeconfig: to.Kubeconfig,
 					Namespace: to.Namespace, ClusterName: to.Name, ClusterctlConfigPath: input.ClusterctlConfigPath, State: env.State,
-					Timeouts: input.Timeouts, Progress: env.Out, Prefix: "[move]"}
-				kindGone := false
-				if !input.KeepBootstrap {
-					// Nothing is left on kind once the post-check passed, and the
-					// settle period watches only the target: kind goes meanwhile.
-					in.WhileSettling, in.WhileSettlingStep = func(ctx context.Context) error {
-						if err := kind.Delete(ctx, kind.DeleteInput{Name: from.Name, KubeconfigPath: from.Kubeconfig,
-							State: env.State, Timeout: input.DeleteKind, Progress: env.Out, Prefix: "[move]"}); err != nil {
-							return fmt.Errorf("the move passed its post-check but deleting the kind cluster failed: %w", err)
-						}
-						kindGone = true
-						return nil
-					}, "delete-kind"
+					Timeouts: input.Timeouts, DeferSettlePeriod: true, Progress: env.Out, Prefix: "[move]"}
+				if input.Timeouts.SettleBefore.Timeout > 0 {
+					// Started when the clusters were made (watch.go); now if this
+					// run re-attached to them instead.
+					sw, serr := env.readyWatch(from, input.Timeouts.SettleBefore.Poll)
+					tw, terr := env.readyWatch(to, input.Timeouts.SettleBefore.Poll)
+					if serr == nil && terr == nil {
+						in.SourceWatch, in.TargetWatch = sw, tw
+					}
+					defer env.stopWatch(from.Name)
+					defer env.stopWatch(to.Name)
 				}
 				res, err := move.Move(ctx, in)
-				if kindGone {
-					env.DropCluster(RoleBootstrap)
-				}
 				if res != nil {
 					reportMove(env, res)
 				}
 				if err != nil {
 					return err
 				}
-				if input.PostMove != nil {
-					input.PostMove(ctx, res)
-				}
+				// The management cluster has reconciled its own Cluster: it can
+				// serve the workload cluster's creation while the settle period
+				// watches its Machines and kind, with nothing of the cluster
+				// left on it, is deleted.
+				env.StartTail("move", tailWhat(res, input.KeepBootstrap), func(ctx context.Context) (TailResult, error) {
+					return moveTail(ctx, env, input, res)
+				})
 				return nil
 			},
 			// A passed move leaves the management cluster self-hosted; re-attaching
@@ -108,6 +112,69 @@ func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
 	})
 }
 
+// tailWhat names what the move leaves running beside the stages after it.
+func tailWhat(res *move.Result, keepBootstrap bool) string {
+	var parts []string
+	if res.SettlePeriod != nil {
+		parts = append(parts, "the settle-after check (the moved Machines unchanged)")
+	}
+	if !keepBootstrap {
+		parts = append(parts, "deleting the kind cluster")
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, " and ")
+}
+
+// moveTail runs the settle period and deletes kind, side by side, and
+// returns their steps and the report of the Machines after the move.
+func moveTail(ctx context.Context, env *Env, input MoveSpecInput, res *move.Result) (TailResult, error) {
+	var wg sync.WaitGroup
+	var settleErr, kindErr error
+	var kindStep *Step
+	if res.SettlePeriod != nil {
+		// SettlePeriod adds its settle-after step to res.Steps.
+		wg.Go(func() { settleErr = res.SettlePeriod(ctx) })
+	}
+	if !input.KeepBootstrap {
+		wg.Go(func() {
+			// Out of the run's clusters first: a failure elsewhere meanwhile
+			// must not collect a cluster that is going away.
+			env.DropCluster(RoleBootstrap)
+			start := time.Now()
+			kindErr = kind.Delete(ctx, kind.DeleteInput{Name: input.From.Name, KubeconfigPath: input.From.Kubeconfig,
+				State: env.State, Timeout: input.DeleteKind, Progress: env.Out, Prefix: "[move]"})
+			if kindErr != nil {
+				kindErr = fmt.Errorf("the move passed its post-check but deleting the kind cluster failed: %w", kindErr)
+				return
+			}
+			kindStep = &Step{Name: "delete-kind", Duration: time.Since(start)}
+		})
+	}
+	wg.Wait()
+	var steps []Step
+	for _, s := range res.Steps {
+		if s.Name == "settle-after" {
+			steps = append(steps, s)
+		}
+	}
+	if kindStep != nil {
+		steps = append(steps, *kindStep)
+	}
+	err := errors.Join(settleErr, kindErr)
+	return TailResult{Steps: steps, Report: func(ctx context.Context) {
+		b := fmt.Sprintf("machines before: %d, after the settle period: %d", len(res.MachinesBefore), len(res.MachinesAfter))
+		AddReportEntry("move machines", b)
+		env.Printf("[move] %s", b)
+		if input.PostMove != nil && err == nil {
+			input.PostMove(ctx, res)
+		}
+	}}, err
+}
+
+// reportMove reports the move up to the reconcile: what was discovered,
+// found on the target, and each step's time.
 func reportMove(env *Env, res *move.Result) {
 	var b strings.Builder
 	if res.Inventory != nil {
@@ -119,7 +186,7 @@ func reportMove(env *Env, res *move.Result) {
 	if len(res.Diff) > 0 {
 		fmt.Fprintf(&b, "differences: %s\n", strings.Join(res.Diff, "; "))
 	}
-	fmt.Fprintf(&b, "machines before: %d, after: %d\n", len(res.MachinesBefore), len(res.MachinesAfter))
+	fmt.Fprintf(&b, "machines before: %d, reconciled on the target: %d\n", len(res.MachinesBefore), len(res.MachinesAfter))
 	StepEntries(env, "move", res.Steps)
 	AddReportEntry("move inventory", b.String())
 	env.Printf("[move] inventory:\n%s", b.String())

@@ -48,6 +48,12 @@ type Stage struct {
 	// Cleanup returns a deleter for every kind in Kinds, and the leak checks
 	// that prove none of them is left. Nil when the stage records nothing.
 	Cleanup func(o CleanupOptions) StageCleanup
+	// JoinAfter names the later stage after which the stage's join spec
+	// (JoinSpec) is declared, when the stage leaves a check running beside
+	// the stages after it (Env.StartTail). The join carries the stage's
+	// labels, so FOCUS selects it with the stage; when the named stage is
+	// not selected, nothing runs in between and the join follows the stage.
+	JoinAfter string
 	// Preflight checks the stage's own input when the run will reach it:
 	// SuiteSetup calls it before the first stage, so a missing image or a
 	// bad file of the last stage fails in seconds, not after an hour.
@@ -105,6 +111,9 @@ func NewRegistry(scopes []stages.Scope, ss ...Stage) (*Registry, error) {
 		defs[i] = s.Definition
 		if s.Spec == nil {
 			errs = append(errs, fmt.Errorf("stage %q has no Spec", s.Name))
+		}
+		if s.JoinAfter != "" && !slices.ContainsFunc(ss[i+1:], func(o Stage) bool { return o.Name == s.JoinAfter }) {
+			errs = append(errs, fmt.Errorf("stage %q joins after %q, which is not registered after it", s.Name, s.JoinAfter))
 		}
 		if len(s.Kinds) == 0 {
 			continue
@@ -164,6 +173,18 @@ func (r *Registry) ForProfile(profile string) *Registry {
 
 // Stages returns the stages in run order.
 func (r *Registry) Stages() []Stage { return slices.Clone(r.stages) }
+
+// JoinsAfter returns the stages whose join spec is declared after stage,
+// in registry order.
+func (r *Registry) JoinsAfter(stage string) []Stage {
+	var out []Stage
+	for _, s := range r.stages {
+		if s.JoinAfter == stage {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // Stage returns one stage.
 func (r *Registry) Stage(name string) (Stage, bool) {

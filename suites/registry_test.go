@@ -64,6 +64,22 @@ func TestRegistryRejectsAStageWithoutCleanupForItsKinds(t *testing.T) {
 	}
 }
 
+func TestRegistryRejectsAJoinAfterAnEarlierOrUnknownStage(t *testing.T) {
+	early := suites.Move
+	early.JoinAfter = "bootstrap"
+	for name, stages := range map[string][]suites.Stage{
+		`joins after "bootstrap", which is not registered after it`: {suites.OVA, suites.Bootstrap, suites.Management, early},
+		`joins after "workload", which is not registered after it`:  {suites.OVA, suites.Bootstrap, suites.Management, suites.Move},
+	} {
+		if _, err := suites.NewRegistry(suites.TeardownScopes, stages...); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("want %q, got %v", name, err)
+		}
+	}
+	if j := suites.Lifecycle.JoinsAfter("workload"); len(j) != 1 || j[0].Name != "move" {
+		t.Errorf("the move's settle period is joined after workload: %v", j)
+	}
+}
+
 // Every key a stage registers resolves in both shipped profiles, and a key
 // nobody registers is rejected.
 func TestShippedProfilesLoad(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/tkg-e2e/harness/framework/boskos"
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/run"
 )
@@ -91,18 +90,21 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 	msg := ""
 	if err != nil {
 		status = run.StatusFailed
-		msg = env.Redactor.String(err.Error())
-		// The classifier reads a leading "lease lost: " or "interrupted: " as the cause.
-		var lost *boskos.LostError
-		switch {
-		case errors.As(context.Cause(ctx), &lost):
-			msg = env.Redactor.String(lost.Error()) + "\n" + msg
-		case errors.Is(ctx.Err(), context.Canceled) && !strings.HasPrefix(msg, "interrupted"):
-			msg = "interrupted: " + msg
-		}
+		msg = failureMessage(env, ctx, err)
+	}
+	t := env.tail(name)
+	if t != nil && err != nil {
+		// A Run that started its tail and then failed: the stage failed.
+		t.stop(env, "stage "+name+" failed")
+	}
+	secs := time.Since(start).Seconds()
+	if t != nil && err == nil {
+		_ = env.State.EndStagePending(name, t.what)
+		env.Printf("[%s] its own steps passed in %.1fs; %s goes on beside the stages after it", name, secs, t.what)
+		t.release()
+		return
 	}
 	_ = env.State.EndStage(name, status, msg)
-	secs := time.Since(start).Seconds()
 	AddReportEntry("stage", run.StageTiming{Stage: name, Status: status, Started: start, Seconds: secs})
 	env.Printf("[%s] %s in %.1fs", name, status, secs)
 	if err != nil {

@@ -80,6 +80,10 @@ func SuiteTeardown(ctx context.Context, env *Env) {
 	if env.Config == nil || env.State == nil {
 		return
 	}
+	// Normally every tail was joined; after an interrupt, or a selection
+	// without the join, one may still be reading a cluster cleanup deletes.
+	env.stopTails("the suite is tearing down")
+	env.stopWatches()
 	CollectAll(ctx, env)
 	env.rememberSecrets()
 	defer func() {

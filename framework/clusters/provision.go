@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 
 	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
@@ -46,6 +47,10 @@ type ProvisionInput struct {
 	// Providers are installed with `clusterctl init` when Role is
 	// RoleManagement, so the cluster can take over from the bootstrap cluster.
 	Providers providers.Providers
+	// Created, if set, runs once Create has made the cluster (it answers,
+	// its Machines run), before images, providers and kapp-controller: for
+	// callers that start watching it while the rest of the work runs.
+	Created func(c *Cluster)
 	// KappControllerManifest (path or URL); empty skips kapp-controller.
 	KappControllerManifest string
 	// PostAddons, if set, runs last on the new cluster (the suites install
@@ -87,13 +92,14 @@ type ProvisionResult struct {
 	// Providers, for a management cluster.
 	Providers *providers.Result
 	// Steps are Create's steps, then load-images, clusterctl-init,
-	// providers-ready, kapp-controller and post-addons for those that ran.
+	// providers-ready, kapp-controller (which ran beside the two before it
+	// on a management cluster) and post-addons for those that ran.
 	Steps wait.Steps
 }
 
 // Provision is the one path by which the harness makes a Cluster API
 // cluster, management or workload: Create (with its CNI), the images into
-// its nodes, `clusterctl init` for a management cluster, kapp-controller,
+// its nodes, `clusterctl init` for a management cluster beside kapp-controller,
 // then PostAddons. Every input is checked before anything is created.
 func Provision(ctx context.Context, in ProvisionInput) (*ProvisionResult, error) {
 	in.CreateInput.Timeouts = in.Timeouts.CreateTimeouts
@@ -123,6 +129,9 @@ func Provision(ctx context.Context, in ProvisionInput) (*ProvisionResult, error)
 		return res, err
 	}
 	c := res.Cluster
+	if in.Created != nil {
+		in.Created(c)
+	}
 	if pre != nil {
 		if err := res.Steps.Time("load-images", func() error {
 			res.Images, err = pre.Finish(ctx)
@@ -130,6 +139,22 @@ func Provision(ctx context.Context, in ProvisionInput) (*ProvisionResult, error)
 		}); err != nil {
 			return res, err
 		}
+	}
+	// kapp-controller and the providers do not need each other: on a
+	// management cluster kapp-controller installs beside clusterctl init.
+	var kapp wait.Steps
+	var kappErr error
+	var kappDone sync.WaitGroup
+	kctx, stopKapp := context.WithCancel(ctx)
+	defer stopKapp()
+	if in.KappControllerManifest != "" {
+		kappDone.Go(func() {
+			kappErr = kapp.Time("kapp-controller", func() error {
+				return InstallKappController(kctx, KappControllerInput{Cluster: c.Kube, Manifest: in.KappControllerManifest,
+					ClusterName: c.Name, Apply: t.KappControllerApply, Available: t.KappControllerAvailable,
+					APIService: t.KappControllerAPIService, Progress: in.Progress, Prefix: in.Prefix})
+			})
+		})
 	}
 	if in.Role == RoleManagement {
 		res.Providers, err = providers.Init(ctx, providers.InitInput{KubeconfigPath: c.KubeconfigPath,
@@ -139,17 +164,15 @@ func Provision(ctx context.Context, in ProvisionInput) (*ProvisionResult, error)
 			res.Steps = append(res.Steps, res.Providers.Steps()...)
 		}
 		if err != nil {
+			stopKapp()
+			kappDone.Wait()
 			return res, err
 		}
 	}
-	if in.KappControllerManifest != "" {
-		if err := res.Steps.Time("kapp-controller", func() error {
-			return InstallKappController(ctx, KappControllerInput{Cluster: c.Kube, Manifest: in.KappControllerManifest,
-				ClusterName: c.Name, Apply: t.KappControllerApply, Available: t.KappControllerAvailable,
-				APIService: t.KappControllerAPIService, Progress: in.Progress, Prefix: in.Prefix})
-		}); err != nil {
-			return res, err
-		}
+	kappDone.Wait()
+	res.Steps = append(res.Steps, kapp...)
+	if kappErr != nil {
+		return res, kappErr
 	}
 	if in.PostAddons != nil {
 		if err := res.Steps.Time("post-addons", func() error { return in.PostAddons(ctx, c.Kube) }); err != nil {

@@ -9,11 +9,9 @@ package move
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -72,13 +70,15 @@ type Input struct {
 	// target, self-hosted when the target is the cluster itself.
 	State    *run.State
 	Timeouts Timeouts
-	// WhileSettling, if set, runs once the post-check passed, beside the
-	// settle checks (which need only the target): what comes after a move
-	// and does not touch the moved objects, such as deleting the source, need
-	// not wait out the settle period. Its error is joined to Move's; it is
-	// timed as the step named WhileSettlingStep.
-	WhileSettling     func(ctx context.Context) error
-	WhileSettlingStep string
+	// SourceWatch and TargetWatch: see PreCheckInput.
+	SourceWatch, TargetWatch *kube.ReadyWatch
+	// DeferSettlePeriod makes Move return once the target has reconciled
+	// the moved objects, leaving the settle period (Timeouts.SettleAfter) to
+	// Result.SettlePeriod: a management cluster that reconciled its own
+	// Cluster can serve the next cluster's creation, so the caller runs that
+	// beside the period instead of after it. The caller must run
+	// SettlePeriod and treat its error as the move's.
+	DeferSettlePeriod bool
 	// Verbosity of clusterctl's log in Progress (0: its summary lines).
 	Verbosity int
 	Progress  io.Writer
@@ -123,8 +123,13 @@ type Result struct {
 	// MachinesBefore on the source, MachinesAfter on the target after the settle period.
 	MachinesBefore []clusters.Machine
 	MachinesAfter  []clusters.Machine
-	// Steps: pre-check, discovery, move, post-check, settle (reconcile + settle period).
+	// Steps: pre-check, discovery, move, post-check, reconcile, and
+	// settle-after unless the period is deferred (then SettlePeriod adds it).
 	Steps []wait.Step
+	// SettlePeriod, set when Input.DeferSettlePeriod is, runs the settle
+	// period: it fills MachinesAfter and adds the settle-after step. Nil
+	// when the period already ran (or is 0) or Move failed before it.
+	SettlePeriod func(ctx context.Context) error
 }
 
 // Move runs pre-checks, clusterctl's discovery (dry run), `clusterctl move`
@@ -154,7 +159,7 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 
 	start := time.Now()
 	if res.MachinesBefore, err = PreCheck(ctx, PreCheckInput{Source: from, Target: to, Namespace: in.Namespace, ClusterName: in.ClusterName,
-		Wait: in.Timeouts.PreCheck, Settle: in.Timeouts.SettleBefore,
+		Wait: in.Timeouts.PreCheck, Settle: in.Timeouts.SettleBefore, SourceWatch: in.SourceWatch, TargetWatch: in.TargetWatch,
 		Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 		return res, err
 	}
@@ -215,27 +220,32 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 	step("post-check", start)
 
 	start = time.Now()
-	var side sync.WaitGroup
-	var sideErr error
-	var sideStep wait.Step
-	if in.WhileSettling != nil {
-		side.Go(func() {
-			s := time.Now()
-			sideErr = in.WhileSettling(ctx)
-			sideStep = wait.Step{Name: in.WhileSettlingStep, Duration: time.Since(s)}
-		})
-	}
-	res.MachinesAfter, err = Settle(ctx, SettleInput{Target: to, Namespace: in.Namespace, ClusterName: in.ClusterName,
+	sin := SettleInput{Target: to, Namespace: in.Namespace, ClusterName: in.ClusterName,
 		Before: res.MachinesBefore, Reconcile: in.Timeouts.Reconcile, Settle: in.Timeouts.SettleAfter,
-		Progress: in.Progress, Prefix: in.Prefix})
-	if err == nil {
-		step("settle", start)
+		Progress: in.Progress, Prefix: in.Prefix}
+	if res.MachinesAfter, err = Reconciled(ctx, sin); err != nil {
+		return res, err
 	}
-	side.Wait()
-	if in.WhileSettling != nil {
-		res.Steps = append(res.Steps, sideStep)
+	step("reconcile", start)
+	period := func(ctx context.Context) error {
+		start := time.Now()
+		after, err := Unchanged(ctx, sin, res.MachinesAfter)
+		if after != nil {
+			res.MachinesAfter = after
+		}
+		if err == nil {
+			step("settle-after", start)
+		}
+		return err
 	}
-	return res, errors.Join(err, sideErr)
+	switch {
+	case in.Timeouts.SettleAfter.Timeout <= 0:
+	case in.DeferSettlePeriod:
+		res.SettlePeriod = period
+	default:
+		err = period(ctx)
+	}
+	return res, err
 }
 
 // PreCheckInput is the input of PreCheck.
@@ -246,9 +256,15 @@ type PreCheckInput struct {
 	Wait wait.Interval
 	// Settle.Timeout is how long both API servers must keep answering,
 	// checked every Settle.Poll.
-	Settle   wait.Interval
-	Progress io.Writer
-	Prefix   string
+	Settle wait.Interval
+	// SourceWatch and TargetWatch, when both set, are /readyz polls of the
+	// two clusters that began earlier (at Settle.Poll): the settle check then
+	// needs Settle.Timeout of good answers in a row right up to now, which
+	// the polls made while earlier work ran count towards, instead of
+	// starting its window now.
+	SourceWatch, TargetWatch *kube.ReadyWatch
+	Progress                 io.Writer
+	Prefix                   string
 }
 
 // PreCheck waits until the Cluster exists on the source, is not paused and
@@ -287,6 +303,9 @@ func PreCheck(ctx context.Context, in PreCheckInput) ([]clusters.Machine, error)
 	if settle <= 0 {
 		return machines, nil
 	}
+	if in.SourceWatch != nil && in.TargetWatch != nil {
+		return machines, answeredThroughout(ctx, in, settle)
+	}
 	deadline := time.Now().Add(settle)
 	checks := 0
 	err = wait.For(ctx, wait.Options{What: fmt.Sprintf("both API servers answering for %s", settle), Timeout: settle + time.Minute,
@@ -301,6 +320,41 @@ func PreCheck(ctx context.Context, in PreCheckInput) ([]clusters.Machine, error)
 			return !time.Now().Before(deadline), fmt.Sprintf("%d checks of both API servers passed", checks), nil
 		})
 	return machines, err
+}
+
+// answeredThroughout waits until both watches have had settle of good
+// answers in a row, up to a poll ago. A bad answer starts the window again:
+// the move needs a quiet window right before it, not one at some time.
+func answeredThroughout(ctx context.Context, in PreCheckInput, settle time.Duration) error {
+	return wait.For(ctx, wait.Options{What: fmt.Sprintf("both API servers answering every poll for the last %s", settle),
+		Timeout: settle + time.Minute, Interval: in.Settle.Poll, Progress: in.Progress, Prefix: in.Prefix},
+		func(ctx context.Context) (bool, string, error) {
+			ok := true
+			var states []string
+			for _, w := range []struct {
+				name  string
+				watch *kube.ReadyWatch
+			}{{"source", in.SourceWatch}, {"target", in.TargetWatch}} {
+				st := w.watch.State()
+				switch {
+				case st.Polls == 0 || time.Since(st.Last) > st.Every+10*time.Second:
+					ok = false
+					states = append(states, fmt.Sprintf("%s: no recent answer (%d polls every %s)", w.name, st.Polls, st.Every))
+				case st.Since.IsZero():
+					ok = false
+					states = append(states, fmt.Sprintf("%s: last answer bad: %v", w.name, st.LastErr))
+				default:
+					run := time.Since(st.Since)
+					ok = ok && run >= settle
+					s := fmt.Sprintf("%s answering for %s (%d polls every %s)", w.name, run.Round(time.Second), st.Good, st.Every)
+					if !st.LastBad.IsZero() {
+						s += fmt.Sprintf(", last bad answer %s ago: %v", time.Since(st.LastBad).Round(time.Second), st.LastErr)
+					}
+					states = append(states, s)
+				}
+			}
+			return ok, strings.Join(states, "; "), nil
+		})
 }
 
 // PostCheckInput is the input of PostCheck.
@@ -427,60 +481,90 @@ type SettleInput struct {
 	Prefix   string
 }
 
-// Settle checks that the move replaced no Machine. The target must show the
-// same Machine names and provider IDs the source had, report them Running
-// with a node and the Cluster Available once its controllers have reconciled
-// the moved objects, and then, for Settle, keep the same Machines (names and
-// UIDs) with the Cluster unpaused. It returns the target's Machines.
+// Settle checks that the move replaced no Machine: Reconciled, then
+// Unchanged for in.Settle. It returns the target's Machines.
 func Settle(ctx context.Context, in SettleInput) ([]clusters.Machine, error) {
+	moved, err := Reconciled(ctx, in)
+	if err != nil || in.Settle.Timeout <= 0 {
+		return moved, err
+	}
+	after, err := Unchanged(ctx, in, moved)
+	if after == nil {
+		after = moved
+	}
+	return after, err
+}
+
+// Reconciled waits until the target shows the same Machine names and
+// provider IDs the source had (in.Before), reports them Running with a node,
+// and reports the Cluster Available and unpaused: a moved object starts with
+// an empty status, so this is the target's controllers having taken over. It
+// returns the target's Machines as last seen.
+func Reconciled(ctx context.Context, in SettleInput) ([]clusters.Machine, error) {
 	if in.Target == nil || in.Reconcile.Timeout <= 0 {
-		return nil, fmt.Errorf("move.Settle: invalid input: Target and Reconcile.Timeout are required")
+		return nil, fmt.Errorf("move.Reconciled: invalid input: Target and Reconcile.Timeout are required")
 	}
 	var last []clusters.Machine
-	check := func(ctx context.Context, ref []clusters.Machine, sameUIDs bool) (running bool, state string, c *clusterv1.Cluster, err error) {
-		ms, err := clusters.Machines(ctx, in.Target.Client, in.Namespace, in.ClusterName)
-		if err != nil {
-			return false, "", nil, err
-		}
-		last = ms
-		if d := machineDiff(ref, ms, sameUIDs); d != "" {
-			return false, "", nil, wait.Permanent(fmt.Errorf("a Machine was replaced or changed by the move: %s", d))
-		}
-		c = &clusterv1.Cluster{}
-		if err := in.Target.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.ClusterName}, c); err != nil {
-			return false, "", nil, err
-		}
-		if annotations.IsPaused(c, c) {
-			return false, "", nil, wait.Permanent(fmt.Errorf("Cluster %s is paused on the target after the move", in.ClusterName))
-		}
-		ok, state := clusters.MachinesSummary(ms, len(ref))
-		return ok == len(ms), state, c, nil
-	}
 	err := wait.For(ctx, wait.Options{What: fmt.Sprintf("target reporting the Machines of %s Running and the Cluster Available", in.ClusterName),
 		Timeout: in.Reconcile.Timeout, Interval: in.Reconcile.Poll, Progress: in.Progress, Prefix: in.Prefix},
 		func(ctx context.Context) (bool, string, error) {
-			running, state, c, err := check(ctx, in.Before, false)
+			ms, running, state, c, err := checkTarget(ctx, in, in.Before, false)
+			if ms != nil {
+				last = ms
+			}
 			if err != nil {
 				return false, state, err
 			}
 			return running && clusters.Available(c), state + "; Cluster " + clusters.ClusterState(c), nil
 		})
+	return last, err
+}
+
+// Unchanged checks that, for in.Settle.Timeout (polled every
+// in.Settle.Poll), the target keeps exactly the moved Machines (names, UIDs
+// and provider IDs), Running, with the Cluster unpaused. It returns the
+// Machines as last seen (nil if never read).
+func Unchanged(ctx context.Context, in SettleInput, moved []clusters.Machine) ([]clusters.Machine, error) {
 	settle := in.Settle.Timeout
-	if err != nil || settle <= 0 {
-		return last, err
+	if in.Target == nil || settle <= 0 || len(moved) == 0 {
+		return nil, fmt.Errorf("move.Unchanged: invalid input: Target, Settle.Timeout and the moved Machines are required")
 	}
-	moved := last
+	var last []clusters.Machine
 	deadline := time.Now().Add(settle)
-	err = wait.For(ctx, wait.Options{What: fmt.Sprintf("Machines of %s unchanged for %s after the move", in.ClusterName, settle),
+	err := wait.For(ctx, wait.Options{What: fmt.Sprintf("Machines of %s unchanged for %s after the move", in.ClusterName, settle),
 		Timeout: settle + in.Reconcile.Timeout, Interval: in.Settle.Poll, Progress: in.Progress, Prefix: in.Prefix},
 		func(ctx context.Context) (bool, string, error) {
-			running, state, _, err := check(ctx, moved, true)
+			ms, running, state, _, err := checkTarget(ctx, in, moved, true)
+			if ms != nil {
+				last = ms
+			}
 			if err != nil {
 				return false, state, err
 			}
 			return running && !time.Now().Before(deadline), state + "; names and UIDs unchanged", nil
 		})
 	return last, err
+}
+
+// checkTarget reads the target's Machines and Cluster once: a Machine set
+// that differs from ref, or a paused Cluster, is a permanent error.
+func checkTarget(ctx context.Context, in SettleInput, ref []clusters.Machine, sameUIDs bool) (ms []clusters.Machine, running bool, state string, c *clusterv1.Cluster, err error) {
+	ms, err = clusters.Machines(ctx, in.Target.Client, in.Namespace, in.ClusterName)
+	if err != nil {
+		return nil, false, "", nil, err
+	}
+	if d := machineDiff(ref, ms, sameUIDs); d != "" {
+		return ms, false, "", nil, wait.Permanent(fmt.Errorf("a Machine was replaced or changed by the move: %s", d))
+	}
+	c = &clusterv1.Cluster{}
+	if err := in.Target.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.ClusterName}, c); err != nil {
+		return ms, false, "", nil, err
+	}
+	if annotations.IsPaused(c, c) {
+		return ms, false, "", nil, wait.Permanent(fmt.Errorf("Cluster %s is paused on the target after the move", in.ClusterName))
+	}
+	ok, state := clusters.MachinesSummary(ms, len(ref))
+	return ms, ok == len(ms), state, c, nil
 }
 
 // machineDiff compares two Machine sets by name and provider ID, and by UID

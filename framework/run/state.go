@@ -42,6 +42,11 @@ type StageRecord struct {
 	// KeptSeconds is how long the stage took in the kept run it was reused
 	// from; Seconds is then the re-attach alone.
 	KeptSeconds float64 `json:"keptSeconds,omitempty"`
+	// Pending, on a passed stage, is the check it left running beside the
+	// stages after it (suites' tails): the record ends, with that check's
+	// verdict and time, when the check does. A kept run's record still
+	// pending when loaded was cut short, and loads as failed.
+	Pending string `json:"pending,omitempty"`
 	// Steps are timed steps of the stage that someone else timed (the
 	// tanzu CLI's phases, from its transcript), for timings.json.
 	Steps []StepTiming `json:"steps,omitempty"`
@@ -147,6 +152,13 @@ func Load(dir string) (*State, error) {
 	if s.Stages == nil {
 		s.Stages = map[string]*StageRecord{}
 	}
+	for _, rec := range s.Stages {
+		if rec.Pending != "" {
+			rec.Status = StatusFailed
+			rec.Message = "the run ended while this stage's " + rec.Pending + " was still running: its result is unknown"
+			rec.Pending = ""
+		}
+	}
 	return s, nil
 }
 
@@ -203,8 +215,21 @@ func (s *State) EndStage(name, status, message string) error {
 	}
 	rec.Status = status
 	rec.Message = message
+	rec.Pending = ""
 	rec.Duration = time.Since(rec.Started)
 	rec.Seconds = rec.Duration.Round(time.Millisecond).Seconds()
+	return s.saveLocked()
+}
+
+// EndStagePending records that a stage's own steps passed while pending (a
+// check it started) goes on; EndStage ends the record later.
+func (s *State) EndStagePending(name, pending string) error {
+	if err := s.EndStage(name, StatusPassed, "its own steps passed; still running: "+pending); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.Stages[name].Pending = pending
 	return s.saveLocked()
 }
 

@@ -90,3 +90,33 @@ func TestReuseStageTimesTheReattach(t *testing.T) {
 		}
 	}
 }
+
+// A stage whose own steps passed while its check went on ends when the check
+// does; a kept run cut short while the check ran loads it as failed.
+func TestPendingStageEndsWithItsCheck(t *testing.T) {
+	_, s := newState(t)
+	must(t, s.StartStage("move"))
+	must(t, s.EndStagePending("move", "the settle-after check"))
+	if rec, _ := s.Stage("move"); !s.Passed("move") || rec.Pending != "the settle-after check" {
+		t.Fatalf("pending stage: %+v (passed %v)", rec, s.Passed("move"))
+	}
+	first, _ := s.Stage("move")
+	time.Sleep(5 * time.Millisecond)
+	must(t, s.EndStage("move", StatusPassed, ""))
+	if rec, _ := s.Stage("move"); rec.Pending != "" || rec.Status != StatusPassed || rec.Duration < first.Duration+5*time.Millisecond {
+		t.Fatalf("after the check: %+v (its own steps: %s)", rec, first.Duration)
+	}
+
+	dir, cut := newState(t)
+	must(t, cut.StartStage("move"))
+	must(t, cut.EndStagePending("move", "the settle-after check"))
+	must(t, cut.Close())
+	back, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = back.Close() }()
+	if rec, _ := back.Stage("move"); back.Passed("move") || rec.Pending != "" || !strings.Contains(rec.Message, "settle-after check was still running") {
+		t.Fatalf("a kept run cut short during the check loads as %+v", rec)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -170,6 +171,15 @@ func plan(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	fmt.Fprintf(stdout, "stages: %s\n", strings.Join(closure, " -> "))
+	for _, name := range closure {
+		if s, _ := reg.Stage(name); s.JoinAfter != "" {
+			where := "joined right after it: no stage runs beside it in this selection"
+			if slices.Contains(closure, s.JoinAfter) {
+				where = "runs beside " + s.JoinAfter + " and is joined after it, as " + name + "'s own spec"
+			}
+			fmt.Fprintf(stdout, "overlap: %s leaves its last checks running; %s\n", name, where)
+		}
+	}
 	if *verbose {
 		for _, name := range closure {
 			d, _ := reg.Get(name)

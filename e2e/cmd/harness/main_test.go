@@ -40,8 +40,14 @@ func TestValidateReportsEveryProblemAndExits2(t *testing.T) {
 
 func TestPlan(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := run([]string{"plan", "-stages", "move"}, &out, &errOut); code != 0 || out.String() != "stages: bootstrap -> management -> move\n" {
+	if code := run([]string{"plan", "-stages", "move"}, &out, &errOut); code != 0 || out.String() != "stages: bootstrap -> management -> move\n"+
+		"overlap: move leaves its last checks running; joined right after it: no stage runs beside it in this selection\n" {
 		t.Fatalf("plan move: %d %q %q", code, out.String(), errOut.String())
+	}
+	out.Reset()
+	if code := run([]string{"plan", "-stages", "workload"}, &out, &errOut); code != 0 ||
+		!strings.Contains(out.String(), "overlap: move leaves its last checks running; runs beside workload and is joined after it") {
+		t.Fatalf("plan workload: %d %q %q", code, out.String(), errOut.String())
 	}
 	out.Reset()
 	if code := run([]string{"plan", "-stages", "ova"}, &out, &errOut); code != 0 || out.String() != "stages: ova\n" {
