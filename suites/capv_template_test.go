@@ -124,6 +124,12 @@ func TestVSphereProfileNamesUnsetCAPVVariables(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), unset) {
 				t.Fatalf("with %s unset, want a config error naming it, got: %v", unset, err)
 			}
+			// Every problem says where: a file, even for a key no file sets.
+			for _, line := range strings.Split(err.Error(), "\n") {
+				if strings.Contains(line, ". : ") || strings.HasPrefix(strings.TrimSpace(line), ": ") {
+					t.Errorf("a problem without a file: %q", line)
+				}
+			}
 		})
 	}
 }

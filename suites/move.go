@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -77,7 +78,7 @@ func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
 				}
 				in := move.Input{FromKubeconfig: from.Kubeconfig, ToKubeconfig: to.Kubeconfig,
 					Namespace: to.Namespace, ClusterName: to.Name, ClusterctlConfigPath: input.ClusterctlConfigPath, State: env.State,
-					Timeouts: input.Timeouts, DeferSettlePeriod: true, Progress: env.Out, Prefix: "[move]"}
+					Timeouts: input.Timeouts, DeferSettle: true, Progress: env.Out, Prefix: "[move]"}
 				if input.Timeouts.SettleBefore.Timeout > 0 {
 					// Started when the clusters were made (watch.go); now if this
 					// run re-attached to them instead.
@@ -96,10 +97,11 @@ func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
 				if err != nil {
 					return err
 				}
-				// The management cluster has reconciled its own Cluster: it can
-				// serve the workload cluster's creation while the settle period
-				// watches its Machines and kind, with nothing of the cluster
-				// left on it, is deleted.
+				// The moved objects are on the management cluster, unpaused,
+				// and its controllers run since the management stage: it can
+				// serve the workload cluster's creation while its own Machines
+				// are watched (reconciled, then unchanged) and kind, with
+				// nothing of the cluster left on it, is deleted.
 				env.StartTail("move", tailWhat(res, input.KeepBootstrap), func(ctx context.Context) (TailResult, error) {
 					return moveTail(ctx, env, input, res)
 				})
@@ -115,8 +117,8 @@ func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
 // tailWhat names what the move leaves running beside the stages after it.
 func tailWhat(res *move.Result, keepBootstrap bool) string {
 	var parts []string
-	if res.SettlePeriod != nil {
-		parts = append(parts, "the settle-after check (the moved Machines unchanged)")
+	if res.Settle != nil {
+		parts = append(parts, "the reconcile and settle-after checks (the moved Machines Running, then unchanged)")
 	}
 	if !keepBootstrap {
 		parts = append(parts, "deleting the kind cluster")
@@ -133,9 +135,10 @@ func moveTail(ctx context.Context, env *Env, input MoveSpecInput, res *move.Resu
 	var wg sync.WaitGroup
 	var settleErr, kindErr error
 	var kindStep *Step
-	if res.SettlePeriod != nil {
-		// SettlePeriod adds its settle-after step to res.Steps.
-		wg.Go(func() { settleErr = res.SettlePeriod(ctx) })
+	// Settle adds its reconcile and settle-after steps to res.Steps.
+	foreground := len(res.Steps)
+	if res.Settle != nil {
+		wg.Go(func() { settleErr = res.Settle(ctx) })
 	}
 	if !input.KeepBootstrap {
 		wg.Go(func() {
@@ -153,18 +156,13 @@ func moveTail(ctx context.Context, env *Env, input MoveSpecInput, res *move.Resu
 		})
 	}
 	wg.Wait()
-	var steps []Step
-	for _, s := range res.Steps {
-		if s.Name == "settle-after" {
-			steps = append(steps, s)
-		}
-	}
+	steps := slices.Clone(res.Steps[foreground:])
 	if kindStep != nil {
 		steps = append(steps, *kindStep)
 	}
 	err := errors.Join(settleErr, kindErr)
 	return TailResult{Steps: steps, Report: func(ctx context.Context) {
-		b := fmt.Sprintf("machines before: %d, after the settle period: %d", len(res.MachinesBefore), len(res.MachinesAfter))
+		b := fmt.Sprintf("machines before: %d, on the target after the settle period: %d", len(res.MachinesBefore), len(res.MachinesAfter))
 		AddReportEntry("move machines", b)
 		env.Printf("[move] %s", b)
 		if input.PostMove != nil && err == nil {
@@ -186,7 +184,7 @@ func reportMove(env *Env, res *move.Result) {
 	if len(res.Diff) > 0 {
 		fmt.Fprintf(&b, "differences: %s\n", strings.Join(res.Diff, "; "))
 	}
-	fmt.Fprintf(&b, "machines before: %d, reconciled on the target: %d\n", len(res.MachinesBefore), len(res.MachinesAfter))
+	fmt.Fprintf(&b, "machines before: %d\n", len(res.MachinesBefore))
 	StepEntries(env, "move", res.Steps)
 	AddReportEntry("move inventory", b.String())
 	env.Printf("[move] inventory:\n%s", b.String())

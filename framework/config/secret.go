@@ -90,7 +90,7 @@ func literalSecretFix(path string) string {
 // its owner only. It never quotes a secret.
 func (c *Config) validateSecrets(idx nodeIndex) Problems {
 	var probs Problems
-	add := func(key, msg, fix string) { probs = append(probs, idx.at(key).problem(key, msg, fix)) }
+	add := func(key, msg, fix string) { probs = append(probs, idx.nearest(key, c.Source).problem(key, msg, fix)) }
 	short := func(n int) string {
 		return fmt.Sprintf("the secret is %d characters; at least %d are required, so that it can be masked in every log without masking ordinary words", n, MinSecretLen)
 	}

@@ -16,6 +16,23 @@ import (
 
 func (idx nodeIndex) at(key string) located { return idx[key] }
 
+// nearest is where a problem about key points: the key itself, or else
+// the closest enclosing key some file sets (a required key no file sets has
+// no line of its own), or else the profile file.
+func (idx nodeIndex) nearest(key, profile string) located {
+	for k := key; k != ""; {
+		if l, ok := idx[k]; ok && l.file != "" {
+			return l
+		}
+		i := strings.LastIndexAny(k, ".[")
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	return located{file: profile}
+}
+
 func (l located) problem(key, msg, fix string) Problem {
 	p := Problem{File: l.file, Key: key, Message: msg, Fix: fix}
 	if l.node != nil {
@@ -102,7 +119,7 @@ var (
 
 func (c *Config) validate(idx nodeIndex) Problems {
 	var probs Problems
-	add := func(key, msg, fix string) { probs = append(probs, idx.at(key).problem(key, msg, fix)) }
+	add := func(key, msg, fix string) { probs = append(probs, idx.nearest(key, c.Source).problem(key, msg, fix)) }
 	if idx.at("profile").node == nil {
 		// A missing key has no line; point at the file.
 		idx["profile"] = located{file: c.Source}

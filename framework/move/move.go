@@ -72,13 +72,14 @@ type Input struct {
 	Timeouts Timeouts
 	// SourceWatch and TargetWatch: see PreCheckInput.
 	SourceWatch, TargetWatch *kube.ReadyWatch
-	// DeferSettlePeriod makes Move return once the target has reconciled
-	// the moved objects, leaving the settle period (Timeouts.SettleAfter) to
-	// Result.SettlePeriod: a management cluster that reconciled its own
-	// Cluster can serve the next cluster's creation, so the caller runs that
-	// beside the period instead of after it. The caller must run
-	// SettlePeriod and treat its error as the move's.
-	DeferSettlePeriod bool
+	// DeferSettle makes Move return once the post-check passed (every
+	// object on the target, nothing left on the source, the Cluster
+	// unpaused), leaving the reconcile wait and the settle period to
+	// Result.Settle: the target's controllers run since before the move, so
+	// it can serve the next cluster's creation, and the caller runs that
+	// beside these checks instead of after them. The caller must run Settle
+	// and treat its error as the move's.
+	DeferSettle bool
 	// Verbosity of clusterctl's log in Progress (0: its summary lines).
 	Verbosity int
 	Progress  io.Writer
@@ -123,13 +124,13 @@ type Result struct {
 	// MachinesBefore on the source, MachinesAfter on the target after the settle period.
 	MachinesBefore []clusters.Machine
 	MachinesAfter  []clusters.Machine
-	// Steps: pre-check, discovery, move, post-check, reconcile, and
-	// settle-after unless the period is deferred (then SettlePeriod adds it).
+	// Steps: pre-check, discovery, move, post-check, then reconcile and
+	// settle-after (when deferred, Settle adds those two).
 	Steps []wait.Step
-	// SettlePeriod, set when Input.DeferSettlePeriod is, runs the settle
-	// period: it fills MachinesAfter and adds the settle-after step. Nil
-	// when the period already ran (or is 0) or Move failed before it.
-	SettlePeriod func(ctx context.Context) error
+	// Settle, set when Input.DeferSettle is, waits for the target to
+	// reconcile the moved objects and runs the settle period: it fills
+	// MachinesAfter and adds their steps. Nil when Move failed before it.
+	Settle func(ctx context.Context) error
 }
 
 // Move runs pre-checks, clusterctl's discovery (dry run), `clusterctl move`
@@ -219,17 +220,22 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 	}
 	step("post-check", start)
 
-	start = time.Now()
 	sin := SettleInput{Target: to, Namespace: in.Namespace, ClusterName: in.ClusterName,
 		Before: res.MachinesBefore, Reconcile: in.Timeouts.Reconcile, Settle: in.Timeouts.SettleAfter,
 		Progress: in.Progress, Prefix: in.Prefix}
-	if res.MachinesAfter, err = Reconciled(ctx, sin); err != nil {
-		return res, err
-	}
-	step("reconcile", start)
-	period := func(ctx context.Context) error {
+	settle := func(ctx context.Context) error {
 		start := time.Now()
-		after, err := Unchanged(ctx, sin, res.MachinesAfter)
+		moved, err := Reconciled(ctx, sin)
+		res.MachinesAfter = moved
+		if err != nil {
+			return err
+		}
+		step("reconcile", start)
+		if in.Timeouts.SettleAfter.Timeout <= 0 {
+			return nil
+		}
+		start = time.Now()
+		after, err := Unchanged(ctx, sin, moved)
 		if after != nil {
 			res.MachinesAfter = after
 		}
@@ -238,14 +244,11 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 		}
 		return err
 	}
-	switch {
-	case in.Timeouts.SettleAfter.Timeout <= 0:
-	case in.DeferSettlePeriod:
-		res.SettlePeriod = period
-	default:
-		err = period(ctx)
+	if in.DeferSettle {
+		res.Settle = settle
+		return res, nil
 	}
-	return res, err
+	return res, settle(ctx)
 }
 
 // PreCheckInput is the input of PreCheck.
@@ -326,6 +329,12 @@ func PreCheck(ctx context.Context, in PreCheckInput) ([]clusters.Machine, error)
 // answers in a row, up to a poll ago. A bad answer starts the window again:
 // the move needs a quiet window right before it, not one at some time.
 func answeredThroughout(ctx context.Context, in PreCheckInput, settle time.Duration) error {
+	var last string
+	defer func() {
+		if last != "" {
+			wait.Printer{W: in.Progress, Prefix: in.Prefix}.Printf("settle-before: %s", last)
+		}
+	}()
 	return wait.For(ctx, wait.Options{What: fmt.Sprintf("both API servers answering every poll for the last %s", settle),
 		Timeout: settle + time.Minute, Interval: in.Settle.Poll, Progress: in.Progress, Prefix: in.Prefix},
 		func(ctx context.Context) (bool, string, error) {
@@ -352,6 +361,9 @@ func answeredThroughout(ctx context.Context, in PreCheckInput, settle time.Durat
 					}
 					states = append(states, s)
 				}
+			}
+			if ok {
+				last = fmt.Sprintf("both API servers answered every poll for the last %s: %s", settle, strings.Join(states, "; "))
 			}
 			return ok, strings.Join(states, "; "), nil
 		})
