@@ -80,6 +80,10 @@ type CleanupOptions struct {
 	// removes the run's containers by ID too, without looking for a
 	// half-moved cluster (CAPD only: `make clean-run` without a config).
 	SelfHosted clusters.SelfHostedFunc
+	// Managed, when set (cleanup.managed: removeContainers), deletes a
+	// cluster a management cluster manages instead of a Cluster API delete
+	// through that management cluster.
+	Managed clusters.ManagedFunc
 	// DeleteTemplates: ova.deleteTemplates (templates are kept by default).
 	DeleteTemplates bool
 	// Tanzu is the run's tanzu CLI when the profile's driver is tanzu (its

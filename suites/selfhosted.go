@@ -20,6 +20,11 @@ import (
 const removedByContainerID = "by container ID because cleanup.selfHosted is " + config.SelfHostedRemoveContainers +
 	"; " + config.SelfHostedMoveBack + " would delete it through a throw-away kind cluster"
 
+// removedManagedByContainerID is the same note for a cluster a management
+// cluster manages (cleanup.managed: removeContainers).
+const removedManagedByContainerID = "by container ID because cleanup.managed is " + config.ManagedRemoveContainers +
+	"; " + config.ManagedDelete + " would delete it through its management cluster"
+
 // selfHostedCleanup is how cleanup deletes a self-hosted management cluster,
 // as cleanup.selfHosted says: moveBack (selfHostedDeleter, every provider)
 // or removeContainers (the run's recorded containers by ID; validation

@@ -55,7 +55,7 @@ func TestLocalProfileRemovesTheSelfHostedClustersContainers(t *testing.T) {
 		{ID: "id-cp", Name: "mgmt-cp", Created: old, Labels: map[string]string{node.ClusterLabel: "mgmt", node.RoleLabel: "control-plane"}},
 	}}
 	ctx := cleanup.WithRun(node.InventoryInto(container.RuntimeInto(t.Context(), rt), inv), env.State)
-	del := clusters.DeleterWith(time.Second, time.Second, nil, "", o.SelfHosted)
+	del := clusters.DeleterWith(time.Second, time.Second, nil, "", o.SelfHosted, o.Managed)
 	how, err := del(ctx, run.Resource{Kind: clusters.ResourceKind, Namespace: "tkg-system", Name: "mgmt", Kubeconfig: "/nonexistent/mgmt",
 		Attributes: map[string]string{clusters.AttrManagedBy: "/nonexistent/mgmt", clusters.AttrSelfHosted: "true", node.AttrContainers: "mgmt-cp=id-cp"}})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/tkg-e2e/harness/framework/cleanup"
+	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/vsphere"
 )
 
@@ -122,6 +123,9 @@ func (env *Env) CleanupOptions() CleanupOptions {
 	o := CleanupOptions{State: env.State, ClusterTimeout: cluster.Timeout, KindTimeout: kind.Timeout,
 		Interval: cluster.Poll, Progress: env.Out, Prefix: "[cleanup]"}
 	o.SelfHosted = selfHostedCleanup(env, cluster.Timeout, cluster.Poll)
+	if env.Config != nil && env.Config.RemovesManagedContainers() {
+		o.Managed = clusters.RemoveManaged(removedManagedByContainerID)
+	}
 	if env.Config != nil && !env.Config.VSphere.Simulator {
 		connect := env.Interval(ScopeCleanup, "connect")
 		o.VSphere = func(ctx context.Context) (*vsphere.Session, error) { return vsphereSession(ctx, env, connect) }

@@ -45,7 +45,7 @@ func recordedUID(r run.Resource) string {
 // says which are the run's); other containers carrying the cluster's label
 // are left alone and reported. Cleanup marks the resource deleted.
 func Deleter(timeout, interval time.Duration, progress io.Writer, prefix string) func(ctx context.Context, r run.Resource) (string, error) {
-	return DeleterWith(timeout, interval, progress, prefix, nil)
+	return DeleterWith(timeout, interval, progress, prefix, nil, nil)
 }
 
 // SelfHostedFunc deletes a self-hosted management cluster, which cannot
@@ -55,6 +55,11 @@ func Deleter(timeout, interval time.Duration, progress io.Writer, prefix string)
 // removes its containers instead. It returns how.
 type SelfHostedFunc func(ctx context.Context, r run.Resource) (string, error)
 
+// ManagedFunc deletes a cluster another (management) cluster manages in
+// place of the Cluster API delete through that cluster: RemoveManaged
+// removes its containers (CAPD). It returns how.
+type ManagedFunc func(ctx context.Context, r run.Resource) (string, error)
+
 // DeleterWith is Deleter with a way out for self-hosted clusters: with
 // selfHosted set, a self-hosted cluster (and one an interrupted move left
 // half-moved, whose Cluster object is only on itself) goes through it
@@ -62,7 +67,9 @@ type SelfHostedFunc func(ctx context.Context, r run.Resource) (string, error)
 // CAPD, and on vSphere would leave every VM behind). With selfHosted nil a
 // half-moved cluster is not looked for: it is deleted through the cluster
 // that held it, which waits out the timeout before removing the containers.
-func DeleterWith(timeout, interval time.Duration, progress io.Writer, prefix string, selfHosted SelfHostedFunc) func(ctx context.Context, r run.Resource) (string, error) {
+// With managed set, a cluster another cluster manages goes through it
+// instead of a delete through its management cluster.
+func DeleterWith(timeout, interval time.Duration, progress io.Writer, prefix string, selfHosted SelfHostedFunc, managed ManagedFunc) func(ctx context.Context, r run.Resource) (string, error) {
 	return func(ctx context.Context, r run.Resource) (string, error) {
 		p := wait.Printer{W: progress, Prefix: prefix}
 		s, until := cleanup.RunOf(ctx)
@@ -78,6 +85,9 @@ func DeleterWith(timeout, interval time.Duration, progress io.Writer, prefix str
 			return selfHosted(ctx, r)
 		}
 		selfHosted := r.Attributes[AttrSelfHosted] == "true"
+		if managedBy := r.Attributes[AttrManagedBy]; !selfHosted && managedBy != "" && managed != nil {
+			return managed(ctx, r)
+		}
 		if managedBy := r.Attributes[AttrManagedBy]; !selfHosted && managedBy != "" {
 			mgmt, err := kube.Connect(managedBy)
 			if err == nil {
@@ -116,6 +126,17 @@ func RemoveContainers(why string) SelfHostedFunc {
 			note += "; " + why
 		}
 		return removeRunsContainers(ctx, r, node.IdentityOf(s, until), note)
+	}
+}
+
+// RemoveManaged is the ManagedFunc that removes a managed cluster's node and
+// load balancer containers the run recorded, by ID, instead of deleting it
+// through its management cluster (CAPD only). why is added to the returned
+// how.
+func RemoveManaged(why string) ManagedFunc {
+	return func(ctx context.Context, r run.Resource) (string, error) {
+		s, until := cleanup.RunOf(ctx)
+		return removeRunsContainers(ctx, r, node.IdentityOf(s, until), why)
 	}
 }
 

@@ -116,7 +116,7 @@ func TestRemoveContainersDeletesASelfHostedClusterByIDAndSaysWhy(t *testing.T) {
 		node.ContainerInfo{ID: "id-mgmt-cp", Name: "h4e-mgmt-cp", Created: old, Labels: lbl("h4e-mgmt")},
 		node.ContainerInfo{ID: "id-mgmt-lb", Name: "h4e-mgmt-lb", Created: old, Labels: map[string]string{node.ClusterLabel: "h4e-mgmt", node.RoleLabel: "load-balancer"}},
 		node.ContainerInfo{ID: "id-decoy", Name: "h4e-mgmt-decoy", Created: old, Labels: lbl("h4e-mgmt")})
-	del := DeleterWith(time.Second, time.Second, nil, "", RemoveContainers("because cleanup.selfHosted is removeContainers"))
+	del := DeleterWith(time.Second, time.Second, nil, "", RemoveContainers("because cleanup.selfHosted is removeContainers"), nil)
 	how, err := del(ctx, run.Resource{Kind: ResourceKind, Namespace: "tkg-system", Name: "h4e-mgmt", Kubeconfig: "/nonexistent/mgmt",
 		Attributes: map[string]string{AttrManagedBy: "/nonexistent/mgmt", AttrSelfHosted: "true",
 			node.AttrContainers: "h4e-mgmt-cp=id-mgmt-cp,h4e-mgmt-lb=id-mgmt-lb"}})
@@ -129,6 +129,36 @@ func TestRemoveContainersDeletesASelfHostedClusterByIDAndSaysWhy(t *testing.T) {
 	}
 	if got := strings.Join(fake.DeleteContainerCalls(), ","); got != "id-mgmt-cp,id-mgmt-lb" {
 		t.Fatalf("deleted %s, want only the run's two containers", got)
+	}
+}
+
+// cleanup.managed: removeContainers hands DeleterWith RemoveManaged: a
+// workload cluster's recorded containers go by ID, without asking its
+// management cluster, the how says why, and a decoy of the label stays.
+func TestRemoveManagedDeletesAWorkloadClusterByIDAndSaysWhy(t *testing.T) {
+	lbl := func(c string) map[string]string {
+		return map[string]string{node.ClusterLabel: c, node.RoleLabel: "control-plane"}
+	}
+	old := time.Now().Add(-time.Hour)
+	ctx, fake := fakeDocker(t,
+		node.ContainerInfo{ID: "id-wl-cp", Name: "h4e-wl-cp", Created: old, Labels: lbl("h4e-wl")},
+		node.ContainerInfo{ID: "id-decoy", Name: "h4e-wl-decoy", Created: old, Labels: lbl("h4e-wl")})
+	var progress strings.Builder
+	del := DeleterWith(time.Second, time.Second, &progress, "", nil, RemoveManaged("because cleanup.managed is removeContainers"))
+	how, err := del(ctx, run.Resource{Kind: ResourceKind, Namespace: "default", Name: "h4e-wl",
+		Attributes: map[string]string{AttrManagedBy: "/nonexistent/mgmt", node.AttrContainers: "h4e-wl-cp=id-wl-cp"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "removed the run's 1 containers by ID (h4e-wl-cp) (because cleanup.managed is removeContainers); container h4e-wl-decoy"
+	if !strings.HasPrefix(how, want) || !strings.Contains(how, "left alone") {
+		t.Fatalf("how %q, want it to start %q and report the decoy left alone", how, want)
+	}
+	if strings.Contains(progress.String(), "cannot delete through") {
+		t.Errorf("the management cluster was asked first: %s", progress.String())
+	}
+	if got := strings.Join(fake.DeleteContainerCalls(), ","); got != "id-wl-cp" {
+		t.Fatalf("deleted %s, want only the run's container", got)
 	}
 }
 

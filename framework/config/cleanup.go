@@ -18,6 +18,17 @@ const (
 	SelfHostedRemoveContainers = "removeContainers"
 )
 
+// Values of cleanup.managed.
+const (
+	// ManagedDelete deletes a cluster a management cluster manages (the
+	// workload cluster) through that management cluster, a Cluster API
+	// delete, as `tanzu cluster delete` does. It works on every provider.
+	ManagedDelete = "delete"
+	// ManagedRemoveContainers removes the run's recorded node and load
+	// balancer containers by ID, as for SelfHostedRemoveContainers.
+	ManagedRemoveContainers = "removeContainers"
+)
+
 // providerDocker is the clusterctl name of CAPD.
 const providerDocker = "docker"
 
@@ -25,6 +36,16 @@ func (c *Cleanup) defaults() {
 	if c.SelfHosted == "" {
 		c.SelfHosted = SelfHostedMoveBack
 	}
+	if c.Managed == "" {
+		c.Managed = ManagedDelete
+	}
+}
+
+// RemovesManagedContainers reports whether a cluster a management cluster
+// manages is deleted by removing the run's containers (cleanup.managed:
+// removeContainers) rather than through the management cluster.
+func (c *Config) RemovesManagedContainers() bool {
+	return c.Cleanup.Managed == ManagedRemoveContainers
 }
 
 // RemovesSelfHostedContainers reports whether a self-hosted management
@@ -35,26 +56,41 @@ func (c *Config) RemovesSelfHostedContainers() bool {
 }
 
 func (c *Config) validateCleanup(add func(key, msg, fix string)) {
-	const key = "cleanup.selfHosted"
 	switch c.Cleanup.SelfHosted {
 	case SelfHostedMoveBack:
 	case SelfHostedRemoveContainers:
-		var others []string
-		for _, p := range c.Clusterctl.InfrastructureProviders {
-			if name, _, _ := strings.Cut(p, ":"); name != providerDocker && !slices.Contains(others, name) {
-				others = append(others, name)
-			}
-		}
-		// No provider at all is reported on clusterctl.infrastructureProviders.
-		if len(others) > 0 {
-			add(key, fmt.Sprintf("removeContainers removes the run's node containers, which only CAPD (infrastructure provider docker) makes; "+
-				"clusterctl.infrastructureProviders lists %s, whose machines it would leave running", strings.Join(others, ", ")),
-				"set cleanup.selfHosted: moveBack, or leave it unset (config/local.yaml reads CLEANUP_SELF_HOSTED=moveBack): "+
-					"the management cluster is then moved back into a throw-away kind cluster and deleted there, on every provider")
-		}
+		c.onlyDocker(add, "cleanup.selfHosted", "set cleanup.selfHosted: moveBack, or leave it unset (config/local.yaml reads CLEANUP_SELF_HOSTED=moveBack): "+
+			"the management cluster is then moved back into a throw-away kind cluster and deleted there, on every provider")
 	default:
-		add(key, fmt.Sprintf("unknown value %q", c.Cleanup.SelfHosted),
+		add("cleanup.selfHosted", fmt.Sprintf("unknown value %q", c.Cleanup.SelfHosted),
 			"use moveBack (the default: move it back into a throw-away kind cluster and delete it there; every provider) "+
 				"or removeContainers (remove the run's recorded containers by ID; infrastructure provider docker only)")
+	}
+	switch c.Cleanup.Managed {
+	case ManagedDelete:
+	case ManagedRemoveContainers:
+		c.onlyDocker(add, "cleanup.managed", "set cleanup.managed: delete, or leave it unset (config/local.yaml reads CLEANUP_MANAGED=delete): "+
+			"the workload cluster is then deleted through its management cluster, on every provider")
+	default:
+		add("cleanup.managed", fmt.Sprintf("unknown value %q", c.Cleanup.Managed),
+			"use delete (the default: a Cluster API delete through its management cluster; every provider) "+
+				"or removeContainers (remove the run's recorded containers by ID; infrastructure provider docker only)")
+	}
+}
+
+// onlyDocker reports key when an infrastructure provider other than docker
+// is configured: removing containers deletes nothing of another provider's
+// machines.
+func (c *Config) onlyDocker(add func(key, msg, fix string), key, fix string) {
+	var others []string
+	for _, p := range c.Clusterctl.InfrastructureProviders {
+		if name, _, _ := strings.Cut(p, ":"); name != providerDocker && !slices.Contains(others, name) {
+			others = append(others, name)
+		}
+	}
+	// No provider at all is reported on clusterctl.infrastructureProviders.
+	if len(others) > 0 {
+		add(key, fmt.Sprintf("removeContainers removes the run's node containers, which only CAPD (infrastructure provider docker) makes; "+
+			"clusterctl.infrastructureProviders lists %s, whose machines it would leave running", strings.Join(others, ", ")), fix)
 	}
 }

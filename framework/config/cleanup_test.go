@@ -116,3 +116,28 @@ func TestCleanupSelfHostedFromTheEnvironmentAndOverrides(t *testing.T) {
 	}
 	expectProblem(t, ps, "artifacts.maxFileSize", `"lots" is not a size`)
 }
+
+// cleanup.managed: delete unless set; removeContainers only with docker;
+// an unknown value names the allowed ones.
+func TestCleanupManaged(t *testing.T) {
+	cfg, ps := load(t, fixture(t, nil), nil)
+	if ps != nil || cfg.Cleanup.Managed != ManagedDelete || cfg.RemovesManagedContainers() {
+		t.Fatalf("cleanup.managed unset = %q (%v), want %q", cfg.Cleanup.Managed, ps, ManagedDelete)
+	}
+	cfg, ps = load(t, fixture(t, withCleanup("  managed: removeContainers\n")), nil)
+	if ps != nil || !cfg.RemovesManagedContainers() {
+		t.Fatalf("removeContainers with docker: %v", ps)
+	}
+	p := fixture(t, withCleanup("  managed: remove\n"))
+	_, ps = load(t, p, nil)
+	if pr := expectProblem(t, ps, "cleanup.managed", `unknown value "remove"`, "use delete", "or removeContainers"); pr.Line == 0 || pr.File != p {
+		t.Errorf("problem at %s:%d, want a line of %s", pr.File, pr.Line, p)
+	}
+	p = fixture(t, func(s string) string {
+		s = replace("infrastructureProviders: [docker]", "infrastructureProviders: [vsphere]")(s)
+		return withCleanup("  managed: removeContainers\n")(s)
+	})
+	_, ps = load(t, p, nil)
+	expectProblem(t, ps, "cleanup.managed", "only CAPD (infrastructure provider docker)", "infrastructureProviders lists vsphere,",
+		"fix: set cleanup.managed: delete")
+}

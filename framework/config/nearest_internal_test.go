@@ -16,8 +16,8 @@ func TestProblemsPointAtTheNearestKeyAFileSets(t *testing.T) {
 	}
 	for key, want := range map[string]string{
 		"clusters.management.variables.CONTROL_PLANE_ENDPOINT_IP": "config/vsphere.yaml:110",
-		"ova.images[0].sha256":                                    "site.yaml:4",
-		"vsphere.sshAuthorizedKey":                                "config/vsphere.yaml",
+		"ova.images[0].sha256":     "site.yaml:4",
+		"vsphere.sshAuthorizedKey": "config/vsphere.yaml",
 	} {
 		p := idx.nearest(key, "config/vsphere.yaml").problem(key, "m", "")
 		loc := p.File

@@ -336,6 +336,13 @@ type Cleanup struct {
 	// provider is docker). With driver: tanzu the CLI deletes the
 	// management cluster whatever this says.
 	SelfHosted string `yaml:"selfHosted"`
+	// Managed is how a cluster a management cluster manages (the workload
+	// cluster) is deleted: delete (the default; every provider) deletes it
+	// through its management cluster, as `tanzu cluster delete` does;
+	// removeContainers removes the node and load balancer containers the
+	// run recorded, by ID (CAPD only, as for SelfHosted). With driver: tanzu
+	// the CLI deletes it whatever this says.
+	Managed string `yaml:"managed"`
 }
 
 // Lease says which Boskos pool a run takes its testbed from. The leased
