@@ -37,7 +37,8 @@ jq -r '.stages[] | "  \(.stage)\t\(.seconds)s"' "$work/harness/timings.json" | c
 jq -r '.collectionSeconds | to_entries[] | "  collect \(.key)\t\(.value)s"' "$work/harness/timings.json" | column -t
 # what is neither a stage nor collection: setup (validate, plan, BeforeSuite) and the suite's own cleanup,
 # which removes the self-hosted management cluster's containers by ID as the by-hand side does
-# (cleanup.selfHosted: removeContainers; CLEANUP_SELF_HOSTED=moveBack times the throw-away kind cluster instead)
+# (cleanup.selfHosted and cleanup.managed: removeContainers; CLEANUP_SELF_HOSTED=moveBack times the throw-away
+# kind cluster instead, CLEANUP_MANAGED=delete the workload cluster's delete through its management cluster)
 grep -E '^\s*\[cleanup\] (cleanup: |leak check)' "$work/harness.log" | sed 's/^ */  /' | cut -c1-160 || true
 echo "by hand (lifecycle-by-hand.sh), per step:"
 sed -n '/per-step times/,$p' "$work/by-hand.log" | tail -n +2
