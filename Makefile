@@ -100,7 +100,7 @@ test: ## Unit and integration tests (vcsim in-process; no Docker needed)
 
 .PHONY: lint
 lint: ## gofmt and go vet
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$(gofmt -l $$(git ls-files --cached --others --exclude-standard '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 
