@@ -16,7 +16,7 @@ import (
 // watchForMove starts the /readyz watch of a cluster the move hands over
 // between, when the run has a move stage with a settle-before period.
 func watchForMove(env *Env, c *Cluster) {
-	if _, ok := env.Registry.Get("move"); !ok || !env.Registry.Registered("move", "settle-before") {
+	if !env.Registry.Registered("move", "settle-before") {
 		return
 	}
 	if iv := env.Interval("move", "settle-before"); iv.Timeout > 0 {

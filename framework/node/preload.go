@@ -54,11 +54,17 @@ func StartPreload(ctx context.Context, in LoadImagesInput, poll time.Duration) *
 // Stop ends the preload after the image it is importing, and removes its
 // archives. It is safe to call more than once, and after Finish.
 func (p *Preload) Stop() {
-	p.once.Do(func() { close(p.stop) })
-	<-p.done
+	p.halt()
 	if p.dir != "" {
 		_ = os.RemoveAll(p.dir)
 	}
+}
+
+// halt ends the preload's goroutine after the image it is importing and
+// waits for it; the archives stay.
+func (p *Preload) halt() {
+	p.once.Do(func() { close(p.stop) })
+	<-p.done
 }
 
 // Finish stops the preload and runs LoadImages over the cluster's nodes,
@@ -67,8 +73,7 @@ func (p *Preload) Stop() {
 func (p *Preload) Finish(ctx context.Context) (*LoadImagesResult, error) {
 	defer p.Stop()
 	// The archives stay until the top-up has imported what it needs of them.
-	p.once.Do(func() { close(p.stop) })
-	<-p.done
+	p.halt()
 	p.in.saved = p.archived
 	pr := wait.Printer{W: p.in.Progress, Prefix: p.in.Prefix}
 	n := 0
