@@ -12,6 +12,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/providers"
+	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/stages"
 )
 
@@ -35,6 +36,8 @@ var Bootstrap = Stage{
 		// CAPD's nodes are containers on this host either way.
 		return StageCleanup{
 			Deleters: map[string]cleanup.Deleter{kind.ResourceKind: kind.Deleter(o.KindTimeout, o.Progress, o.Prefix)},
+			// A kind cluster goes by removing its containers by ID.
+			Alone: map[string]func(run.Resource) bool{kind.ResourceKind: func(run.Resource) bool { return true }},
 			LeakChecks: []cleanup.LeakCheck{node.LeakCheck(kind.ResourceKind, clusters.ResourceKind),
 				kind.LeakCheck(kind.ResourceKind, clusters.ResourceKind)},
 		}

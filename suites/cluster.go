@@ -154,7 +154,8 @@ func clusterInput(env *Env, stage, role, holderRole string, spec config.Workload
 // VMs of the run's clusters: the Docker leak checks cannot see them.
 func capiClusterCleanup(o CleanupOptions) StageCleanup {
 	return StageCleanup{Deleters: map[string]cleanup.Deleter{
-		clusters.ResourceKind: clusters.DeleterWith(o.ClusterTimeout, o.Interval, o.Progress, o.Prefix, o.SelfHosted, o.Managed)}}
+		clusters.ResourceKind: clusters.DeleterWith(o.ClusterTimeout, o.Interval, o.Progress, o.Prefix, o.SelfHosted, o.Managed)},
+		Alone: map[string]func(run.Resource) bool{clusters.ResourceKind: clusters.DeletesAlone(o.SelfHosted, o.SelfHostedByID, o.Managed)}}
 }
 
 // vcenterLeakCheck lists the VMs in the run's vCenter folder named after

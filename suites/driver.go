@@ -3,10 +3,8 @@ package suites
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 
-	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/stages"
 )
@@ -128,14 +126,11 @@ func appendNew(s []string, more ...string) []string {
 // joinCleanup is a stage's cleanup with a driver's added.
 func joinCleanup(a, b func(o CleanupOptions) StageCleanup) func(o CleanupOptions) StageCleanup {
 	return func(o CleanupOptions) StageCleanup {
-		out := StageCleanup{Deleters: map[string]cleanup.Deleter{}}
+		var out StageCleanup
 		for _, f := range []func(o CleanupOptions) StageCleanup{a, b} {
-			if f == nil {
-				continue
+			if f != nil {
+				out.add(f(o))
 			}
-			c := f(o)
-			maps.Copy(out.Deleters, c.Deleters)
-			out.LeakChecks = append(out.LeakChecks, c.LeakChecks...)
 		}
 		return out
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"time"
 
@@ -80,6 +81,9 @@ type CleanupOptions struct {
 	// removes the run's containers by ID too, without looking for a
 	// half-moved cluster (CAPD only: `make clean-run` without a config).
 	SelfHosted clusters.SelfHostedFunc
+	// SelfHostedByID says SelfHosted is clusters.RemoveContainers, so such
+	// deletions may run beside others (clusters.DeletesAlone).
+	SelfHostedByID bool
 	// Managed, when set (cleanup.managed: removeContainers), deletes a
 	// cluster a management cluster manages instead of a Cluster API delete
 	// through that management cluster.
@@ -97,6 +101,27 @@ type CleanupOptions struct {
 type StageCleanup struct {
 	Deleters   map[string]cleanup.Deleter
 	LeakChecks []cleanup.LeakCheck
+	// Alone says, by kind, whether that kind's Deleter deletes a resource
+	// alone (cleanup.Input.Alone); a kind without an entry deletes one at a
+	// time.
+	Alone map[string]func(r run.Resource) bool
+}
+
+// add merges o into c: a kind o has a Deleter for takes o's Deleter and
+// o's Alone entry (or none), never c's.
+func (c *StageCleanup) add(o StageCleanup) {
+	if c.Deleters == nil {
+		c.Deleters = map[string]cleanup.Deleter{}
+	}
+	if c.Alone == nil {
+		c.Alone = map[string]func(run.Resource) bool{}
+	}
+	for k, d := range o.Deleters {
+		c.Deleters[k] = d
+		delete(c.Alone, k)
+	}
+	maps.Copy(c.Alone, o.Alone)
+	c.LeakChecks = append(c.LeakChecks, o.LeakChecks...)
 }
 
 // Registry is a suite's stages and the stages.Registry built from their
@@ -200,16 +225,13 @@ func (r *Registry) Stage(name string) (Stage, bool) {
 
 // Cleanup joins every stage's deleters and leak checks into cleanup's input.
 func (r *Registry) Cleanup(o CleanupOptions) cleanup.Input {
-	in := cleanup.Input{State: o.State, Deleters: map[string]cleanup.Deleter{}, Progress: o.Progress, Prefix: o.Prefix}
+	var all StageCleanup
 	for _, s := range r.stages {
-		if s.Cleanup == nil {
-			continue
+		if s.Cleanup != nil {
+			all.add(s.Cleanup(o))
 		}
-		c := s.Cleanup(o)
-		for k, d := range c.Deleters {
-			in.Deleters[k] = d
-		}
-		in.LeakChecks = append(in.LeakChecks, c.LeakChecks...)
 	}
-	return in
+	all.add(StageCleanup{}) // the maps exist even without a stage cleanup
+	return cleanup.Input{State: o.State, Deleters: all.Deleters, LeakChecks: all.LeakChecks, Progress: o.Progress, Prefix: o.Prefix,
+		Alone: func(res run.Resource) bool { f := all.Alone[res.Kind]; return f != nil && f(res) }}
 }

@@ -12,7 +12,11 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/tkg-e2e/harness/framework/artifacts/report"
+	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/kind"
+	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/vsphere"
 	"github.com/tkg-e2e/harness/suites"
 )
 
@@ -167,5 +171,40 @@ func TestScratchStageRuns(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(filepath.Dir(folder), "scratch")); !os.IsNotExist(err) {
 		t.Fatalf("the scratch folder is still there: %v", err)
+	}
+}
+
+// Deletions that only remove the run's containers by ID run beside each
+// other; a delete through a management cluster, and a template, run alone.
+func TestCleanupSaysWhichDeletionsRunBesideOthers(t *testing.T) {
+	wl := run.Resource{Kind: clusters.ResourceKind, Name: "wl", Attributes: map[string]string{clusters.AttrManagedBy: "/m.kubeconfig"}}
+	mgmt := run.Resource{Kind: clusters.ResourceKind, Name: "mgmt",
+		Attributes: map[string]string{clusters.AttrManagedBy: "/m.kubeconfig", clusters.AttrSelfHosted: "true"}}
+	kindCluster := run.Resource{Kind: kind.ResourceKind, Name: "boot"}
+	template := run.Resource{Kind: vsphere.ResourceKind, Name: "ubuntu"}
+	byID := suites.CleanupOptions{SelfHosted: clusters.RemoveContainers(""), SelfHostedByID: true, Managed: clusters.RemoveManaged("")}
+	moveBack := func(context.Context, run.Resource) (string, error) { return "", nil }
+	for _, c := range []struct {
+		name string
+		o    suites.CleanupOptions
+		want map[string]bool
+	}{
+		{"every cluster by container ID", byID, map[string]bool{"wl": true, "mgmt": true, "boot": true, "ubuntu": false}},
+		{"workload through its management cluster", suites.CleanupOptions{SelfHosted: clusters.RemoveContainers(""), SelfHostedByID: true},
+			map[string]bool{"wl": false, "mgmt": true, "boot": true, "ubuntu": false}},
+		{"management moved back", suites.CleanupOptions{SelfHosted: moveBack, Managed: clusters.RemoveManaged("")},
+			map[string]bool{"wl": false, "mgmt": false, "boot": true, "ubuntu": false}},
+	} {
+		in := suites.Lifecycle.Cleanup(c.o)
+		for _, r := range []run.Resource{wl, mgmt, kindCluster, template} {
+			if got := in.Alone(r); got != c.want[r.Name] {
+				t.Errorf("%s: %s alone = %v, want %v", c.name, r.Name, got, c.want[r.Name])
+			}
+		}
+	}
+	// The tanzu driver's clusters go through its CLI: none alone.
+	in := suites.Lifecycle.ForDriver(config.DriverTanzu).Cleanup(byID)
+	if in.Alone(run.Resource{Kind: suites.TanzuClusterKind, Name: "wl"}) {
+		t.Error("a tanzu cluster's deletion runs beside others")
 	}
 }

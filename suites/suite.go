@@ -123,6 +123,7 @@ func (env *Env) CleanupOptions() CleanupOptions {
 	o := CleanupOptions{State: env.State, ClusterTimeout: cluster.Timeout, KindTimeout: kind.Timeout,
 		Interval: cluster.Poll, Progress: env.Out, Prefix: "[cleanup]"}
 	o.SelfHosted = selfHostedCleanup(env, cluster.Timeout, cluster.Poll)
+	o.SelfHostedByID = env.Config != nil && env.Config.RemovesSelfHostedContainers()
 	if env.Config != nil && env.Config.RemovesManagedContainers() {
 		o.Managed = clusters.RemoveManaged(removedManagedByContainerID)
 	}

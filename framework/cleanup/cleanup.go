@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/run"
@@ -35,8 +36,17 @@ type Input struct {
 	Deleters map[string]Deleter
 	// LeakChecks run by All after the deletions.
 	LeakChecks []LeakCheck
-	Progress   io.Writer
-	Prefix     string
+	// Alone, if set, says of a resource whether its Deleter touches nothing
+	// of the run but that resource (its own containers, removed by ID; a
+	// kind cluster): such deletions that come one after another in Run's
+	// order run at the same time, because each takes seconds of Docker
+	// work and needs nothing the others remove. Any other deletion (through
+	// a management cluster, a move back, a vCenter template a clone may
+	// still use) waits for those before it and runs by itself. Nil deletes
+	// one at a time.
+	Alone    func(r run.Resource) bool
+	Progress io.Writer
+	Prefix   string
 }
 
 // Report says what Run did with each resource.
@@ -77,49 +87,78 @@ func (r *Report) String() string {
 }
 
 // Run deletes every live resource of the run state in reverse creation order
-// with the Deleter of its kind and marks it deleted. It goes on after a
-// failure; the error lists every failure with its DeleteHint. A resource
-// whose kind has no Deleter is Skipped with its DeleteHint.
+// with the Deleter of its kind and marks it deleted; consecutive resources
+// that Input.Alone says delete alone are deleted at the same time. It goes
+// on after a failure; the error lists every failure with its DeleteHint. A
+// resource whose kind has no Deleter is Skipped with its DeleteHint. The
+// report lists resources in Run's order, whatever order they ended in.
 func Run(ctx context.Context, in Input) (*Report, error) {
 	if in.State == nil {
 		return nil, errors.New("cleanup.Run: invalid input: State is nil")
 	}
 	ctx = WithRun(ctx, in.State)
 	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
-	rep := &Report{}
-	for _, r := range in.State.Live() {
+	live := in.State.Live()
+	outcomes := make([]outcome, len(live))
+	var beside sync.WaitGroup
+	for i, r := range live {
 		if err := ctx.Err(); err != nil {
-			rep.Failed = append(rep.Failed, fmt.Sprintf("%s: not deleted, interrupted (by hand: %s)", r.Key(), r.DeleteHint))
+			outcomes[i] = outcome{failed: fmt.Sprintf("%s: not deleted, interrupted (by hand: %s)", r.Key(), r.DeleteHint)}
 			continue
 		}
 		del := in.Deleters[r.Kind]
 		if del == nil {
-			rep.Skipped = append(rep.Skipped, fmt.Sprintf("%s: no deleter for kind %q (by hand: %s)", r.Key(), r.Kind, r.DeleteHint))
+			outcomes[i] = outcome{skipped: fmt.Sprintf("%s: no deleter for kind %q (by hand: %s)", r.Key(), r.Kind, r.DeleteHint)}
 			continue
 		}
-		start := time.Now()
-		how, err := del(ctx, r)
-		var kept keptError
-		if errors.As(err, &kept) {
-			rep.Kept = append(rep.Kept, fmt.Sprintf("%s: %s", r.Key(), kept.reason))
+		if in.Alone != nil && in.Alone(r) {
+			beside.Go(func() { outcomes[i] = deleteOne(ctx, in.State, p, del, r) })
 			continue
 		}
-		if err == nil {
-			err = in.State.SetResourceState(r.Key(), "deleted")
+		beside.Wait()
+		outcomes[i] = deleteOne(ctx, in.State, p, del, r)
+	}
+	beside.Wait()
+	rep := &Report{}
+	for _, o := range outcomes {
+		switch {
+		case o.deleted != "":
+			rep.Deleted = append(rep.Deleted, o.deleted)
+		case o.failed != "":
+			rep.Failed = append(rep.Failed, o.failed)
+		case o.skipped != "":
+			rep.Skipped = append(rep.Skipped, o.skipped)
+		case o.kept != "":
+			rep.Kept = append(rep.Kept, o.kept)
 		}
-		if err != nil {
-			rep.Failed = append(rep.Failed, fmt.Sprintf("%s: %v (by hand: %s)", r.Key(), err, r.DeleteHint))
-			p.Printf("cleanup: %s FAILED: %v", r.Key(), err)
-			continue
-		}
-		line := fmt.Sprintf("%s: %s in %s", r.Key(), how, time.Since(start).Round(100*time.Millisecond))
-		rep.Deleted = append(rep.Deleted, line)
-		p.Printf("cleanup: %s", line)
 	}
 	if len(rep.Failed) > 0 {
 		return rep, fmt.Errorf("cleanup: %d resource(s) not deleted: %s", len(rep.Failed), strings.Join(rep.Failed, "; "))
 	}
 	return rep, nil
+}
+
+// outcome is what happened to one resource: exactly one field is set.
+type outcome struct{ deleted, failed, skipped, kept string }
+
+// deleteOne deletes r with del and marks it deleted in the state.
+func deleteOne(ctx context.Context, s *run.State, p wait.Printer, del Deleter, r run.Resource) outcome {
+	start := time.Now()
+	how, err := del(ctx, r)
+	var kept keptError
+	if errors.As(err, &kept) {
+		return outcome{kept: fmt.Sprintf("%s: %s", r.Key(), kept.reason)}
+	}
+	if err == nil {
+		err = s.SetResourceState(r.Key(), "deleted")
+	}
+	if err != nil {
+		p.Printf("cleanup: %s FAILED: %v", r.Key(), err)
+		return outcome{failed: fmt.Sprintf("%s: %v (by hand: %s)", r.Key(), err, r.DeleteHint)}
+	}
+	line := fmt.Sprintf("%s: %s in %s", r.Key(), how, time.Since(start).Round(100*time.Millisecond))
+	p.Printf("cleanup: %s", line)
+	return outcome{deleted: line}
 }
 
 type runKey struct{}

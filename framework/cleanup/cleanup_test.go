@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/tkg-e2e/harness/framework/run"
 )
@@ -97,6 +99,60 @@ func TestAllRecordsNothingLeftOnlyWhenEveryCheckAgrees(t *testing.T) {
 		err := All(t.Context(), Input{State: st, LeakChecks: tc.checks})
 		if (err == nil) != strings.HasPrefix(tc.want, "done") || st.Cleanup != tc.want {
 			t.Errorf("%s: err %v, outcome %q, want %q", name, err, st.Cleanup, tc.want)
+		}
+	}
+}
+
+func TestRunDeletesConsecutiveAloneResourcesTogetherAndTheRestByThemselves(t *testing.T) {
+	// Newest first: wl and mgmt delete alone, template does not, kind alone again.
+	st := newState(t, run.Resource{Kind: "kind", Name: "kind", State: "ready"},
+		run.Resource{Kind: "template", Name: "template", State: "ready"},
+		run.Resource{Kind: "cluster", Name: "mgmt", State: "ready"}, run.Resource{Kind: "cluster", Name: "wl", State: "ready"})
+	var mu sync.Mutex
+	var events []string
+	note := func(e string) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	inFlight := make(chan struct{}, 2)
+	together := func(ctx context.Context, r run.Resource) (string, error) {
+		note("start " + r.Name)
+		inFlight <- struct{}{}
+		// Each waits until the other has started: one at a time would time out.
+		deadline := time.After(5 * time.Second)
+		for len(inFlight) < 2 {
+			select {
+			case <-deadline:
+				return "", errors.New("ran alone")
+			case <-time.After(time.Millisecond):
+			}
+		}
+		note("end " + r.Name)
+		return "removed", nil
+	}
+	byItself := func(ctx context.Context, r run.Resource) (string, error) {
+		note("alone " + r.Name)
+		return "deleted", nil
+	}
+	rep, err := Run(t.Context(), Input{State: st,
+		Deleters: map[string]Deleter{"cluster": together, "template": byItself, "kind": byItself},
+		Alone:    func(r run.Resource) bool { return r.Kind != "template" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(events, ",")
+	// wl and mgmt in either order, both ended before the template; the kind cluster after it.
+	if !strings.HasSuffix(got, "alone template,alone kind") || strings.Count(got[:strings.Index(got, "alone")], "end ") != 2 {
+		t.Fatalf("events %s", got)
+	}
+	var order []string
+	for _, d := range rep.Deleted {
+		order = append(order, strings.SplitN(d, ":", 2)[0])
+	}
+	if strings.Join(order, ",") != "cluster//wl,cluster//mgmt,template//template,kind//kind" {
+		t.Fatalf("report not in Run's order: %v", rep.Deleted)
+	}
+	for _, name := range []string{"wl", "mgmt", "template", "kind"} {
+		kind := map[string]string{"wl": "cluster", "mgmt": "cluster", "template": "template", "kind": "kind"}[name]
+		if r, _ := st.Resource(kind, name); r.State != "deleted" {
+			t.Errorf("%s not marked deleted: %+v", name, r)
 		}
 	}
 }

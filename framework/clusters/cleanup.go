@@ -113,6 +113,21 @@ func DeleterWith(timeout, interval time.Duration, progress io.Writer, prefix str
 	}
 }
 
+// DeletesAlone says which resources DeleterWith, given the same selfHosted
+// and managed, deletes by removing the run's containers by ID, touching
+// nothing else of the run (cleanup.Input.Alone): selfHostedByID says
+// selfHosted is RemoveContainers. A cluster that may be half-moved counts
+// as self-hosted, and one deleted through its management cluster does not.
+func DeletesAlone(selfHosted SelfHostedFunc, selfHostedByID bool, managed ManagedFunc) func(r run.Resource) bool {
+	selfHostedAlone := selfHosted == nil || selfHostedByID
+	return func(r run.Resource) bool {
+		if r.Attributes[AttrSelfHosted] == "true" || r.Attributes[AttrManagedBy] == "" {
+			return selfHostedAlone
+		}
+		return managed != nil && selfHostedAlone
+	}
+}
+
 // RemoveContainers is the SelfHostedFunc that removes a self-hosted
 // cluster's node and load balancer containers the run recorded, by ID
 // (node.RemoveOwned), instead of moving it back: seconds instead of

@@ -2,6 +2,7 @@ package clusters
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -127,7 +128,7 @@ func TestRemoveContainersDeletesASelfHostedClusterByIDAndSaysWhy(t *testing.T) {
 	if !strings.HasPrefix(how, want) || !strings.Contains(how, "left alone") {
 		t.Fatalf("how %q, want it to start %q and report the decoy left alone", how, want)
 	}
-	if got := strings.Join(fake.DeleteContainerCalls(), ","); got != "id-mgmt-cp,id-mgmt-lb" {
+	if got := strings.Join(slices.Sorted(slices.Values(fake.DeleteContainerCalls())), ","); got != "id-mgmt-cp,id-mgmt-lb" {
 		t.Fatalf("deleted %s, want only the run's two containers", got)
 	}
 }

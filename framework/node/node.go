@@ -138,16 +138,12 @@ func RemoveContainers(ctx context.Context, cs []Container) error {
 	if err != nil {
 		return err
 	}
-	var errs []string
-	for _, c := range cs {
-		if err := rt.DeleteContainer(ctx, c.Name); err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %v", c.Name, err))
-		}
+	rs := make([]removal, len(cs))
+	for i, c := range cs {
+		rs[i] = removal{ref: c.Name, name: c.Name, what: c.Name}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("removing containers: %s", strings.Join(errs, "; "))
-	}
-	return nil
+	_, err = removeAll(ctx, rt, rs)
+	return err
 }
 
 // RemoveClusterContainers removes every container of a kind or CAPD cluster

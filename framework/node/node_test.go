@@ -2,8 +2,11 @@ package node
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
 	"sigs.k8s.io/cluster-api/test/infrastructure/container"
@@ -44,7 +47,7 @@ func TestCallsGoThroughTheRuntimeInTheContext(t *testing.T) {
 	if err := RemoveContainers(ctx, []Container{{Name: "h4e-mgmt-lb"}, {Name: "h4e-mgmt-cp-x"}}); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(rt.DeleteContainerCalls(), ","); got != "h4e-mgmt-lb,h4e-mgmt-cp-x" {
+	if got := strings.Join(slices.Sorted(slices.Values(rt.DeleteContainerCalls())), ","); got != "h4e-mgmt-cp-x,h4e-mgmt-lb" {
 		t.Fatalf("deleted %s", got)
 	}
 	if err := Exec(ctx, "h4e-mgmt-cp-x", nil, "journalctl", "-u", "kubelet.service"); err != nil {
@@ -96,5 +99,52 @@ func TestLeakCheckWithoutRunClustersAsksNothing(t *testing.T) {
 	}
 	if _, _, err := LeakCheck("kind-cluster")(t.Context(), st); err == nil {
 		t.Fatal("with a run cluster recorded, an unreachable docker host must be an error, not a clean check")
+	}
+}
+
+// gatedRuntime lets every DeleteContainer call in only once want calls are
+// in flight (removeAll starts them together) and fails the one named fail.
+type gatedRuntime struct {
+	*container.FakeRuntime
+	want    int
+	fail    string
+	arrived chan string
+	release chan struct{}
+}
+
+func (g *gatedRuntime) DeleteContainer(ctx context.Context, ref string) error {
+	g.arrived <- ref
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if ref == g.fail {
+		return errors.New("device busy")
+	}
+	return nil
+}
+
+func TestRemoveAllRemovesAtTheSameTimeAndNamesEachFailure(t *testing.T) {
+	g := &gatedRuntime{FakeRuntime: &container.FakeRuntime{}, want: 3, fail: "id-b",
+		arrived: make(chan string, 3), release: make(chan struct{})}
+	go func() {
+		for range g.want {
+			select {
+			case <-g.arrived:
+			case <-time.After(10 * time.Second):
+				// Removal one at a time never gets the second call in.
+				t.Error("the removals did not run at the same time")
+			}
+		}
+		close(g.release)
+	}()
+	removed, err := removeAll(t.Context(), g, []removal{{ref: "id-a", name: "a", what: "a (id-a)"},
+		{ref: "id-b", name: "b", what: "b (id-b)"}, {ref: "id-c", name: "c", what: "c (id-c)"}})
+	if strings.Join(removed, ",") != "a,c" {
+		t.Errorf("removed %v, want a,c in the input's order", removed)
+	}
+	if err == nil || err.Error() != "removing containers: b (id-b): device busy" {
+		t.Errorf("error %v", err)
 	}
 }

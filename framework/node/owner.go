@@ -234,19 +234,13 @@ func RemoveOwned(ctx context.Context, r run.Resource, id Identity) (removed, lef
 	if err != nil {
 		return nil, others, err
 	}
-	var errs []string
-	for _, c := range mine {
-		// The ID, never the name: a name can have been taken again since.
-		if err := rt.DeleteContainer(ctx, c.ID); err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %v", c, err))
-			continue
-		}
-		removed = append(removed, c.Name)
+	// The ID, never the name: a name can have been taken again since.
+	rs := make([]removal, len(mine))
+	for i, c := range mine {
+		rs[i] = removal{ref: c.ID, name: c.Name, what: c.String()}
 	}
-	if len(errs) > 0 {
-		return removed, others, fmt.Errorf("removing containers: %s", strings.Join(errs, "; "))
-	}
-	return removed, others, nil
+	removed, err = removeAll(ctx, rt, rs)
+	return removed, others, err
 }
 
 // RecordContainers adds to the resource's AttrContainers the containers of
