@@ -3,15 +3,19 @@
 # TKG runs script it: in ONE run, start vcsim, generate COUNT OVAs of SIZE_MIB
 # each, import them with the library (CONCURRENCY at a time, SHA256 manifest
 # verified, marked as templates), then with COUNT sequential
-# `govc import.ova` runs against the same simulator, and print both times,
-# the CPU each side used, the library's client CPU per GiB, and last, alone,
-# the line `ratio: <govc time / library time>`.
+# `govc import.ova` runs against the same simulator, ROUNDS times, the two
+# sides taking turns at going first, and print each round, the medians of
+# both sides' times and CPU, the library's client CPU per GiB, and last,
+# alone, the line `ratio: <govc median time / library median time>`. One
+# round moves by +-0.09 from run to run on 2 CPUs; the median of 5 does not
+# hang on one.
 #
 # govc runs without -m: its manifest check is server-side, knows only SHA1,
 # and vcsim refuses the SHA256 manifests node OVAs ship ("manifest checksum
 # type SHA256 mismatch"), so the baseline verifies nothing.
 #
 #   COUNT=4 SIZE_MIB=200 CONCURRENCY=4   what to measure
+#   ROUNDS=5                             rounds of both sides (1: one import each, as before)
 #   LOCALBIN=bin                         where govc and the benchmark binary go (the Makefile's BIN)
 #   BEFORE=<git rev>                     also run that revision's bench (built from `git archive`)
 #                                        just before, and print the client CPU per GiB before and now
@@ -31,7 +35,7 @@ fi
 echo "bench-ova: building e2e/cmd/bench-ova"
 (cd "$root" && go build -o "$localbin/bench-ova" ./e2e/cmd/bench-ova)
 
-count=${COUNT:-4} size_mib=${SIZE_MIB:-200} concurrency=${CONCURRENCY:-4}
+count=${COUNT:-4} size_mib=${SIZE_MIB:-200} concurrency=${CONCURRENCY:-4} rounds=${ROUNDS:-5}
 before=()
 if [[ -n "${BEFORE:-}" ]]; then
   # The earlier revision runs on the same machine minutes apart, because the
@@ -55,4 +59,4 @@ if [[ -n "${BEFORE:-}" ]]; then
 fi
 
 exec "$localbin/bench-ova" -govc "$govc" -count "$count" -size-mib "$size_mib" \
-  -concurrency "$concurrency" "${before[@]}" "$@"
+  -concurrency "$concurrency" -rounds "$rounds" "${before[@]}" "$@"

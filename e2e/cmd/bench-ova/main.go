@@ -3,7 +3,9 @@
 // sides talk to the same separate "vCenter"), generates N OVAs, imports them
 // with the harness library (concurrently), then imports the same OVAs with N
 // sequential `govc import.ova` runs, and prints both times, the CPU each side
-// used, and the ratio. scripts/bench-ova.sh builds and runs it.
+// used, and the ratio. With -rounds it does both that many times, taking
+// turns at going first, and prints the medians. scripts/bench-ova.sh builds
+// and runs it.
 package main
 
 import (
@@ -18,6 +20,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -31,6 +34,7 @@ import (
 
 type config struct {
 	count, sizeMiB, concurrency int
+	rounds                      int
 	govc, dir, format           string
 	every                       time.Duration
 	sequentialToo               bool
@@ -45,6 +49,7 @@ func main() {
 	flag.IntVar(&c.count, "count", 4, "number of OVAs")
 	flag.IntVar(&c.sizeMiB, "size-mib", 200, "size of each OVA's disk data in MiB")
 	flag.IntVar(&c.concurrency, "concurrency", 4, "OVAs the library imports at once")
+	flag.IntVar(&c.rounds, "rounds", 1, "rounds of both sides, taking turns at going first; the rows and the ratio are the medians")
 	flag.StringVar(&c.govc, "govc", "", "path of govc for the sequential baseline (empty: skip the baseline)")
 	flag.StringVar(&c.dir, "dir", "", "work directory for the OVAs (default: a temporary directory, removed at the end)")
 	flag.StringVar(&c.format, "format", string(ovagen.Raw), "disk format: raw (fast to generate) or stream-optimized (slow: zlib of random data)")
@@ -176,44 +181,82 @@ func run(c config) error {
 		err := f()
 		return measure{time.Since(t0), selfCPU() - c0, sim.cpuTime() - s0}, err
 	}
-	stopProfile, err := startCPUProfile(c.cpuProfile)
-	if err != nil {
-		return err
+	if c.rounds < 1 {
+		c.rounds = 1
 	}
-	lib, err := timed(func() error { return importWithLibrary(ctx, c, c.concurrency, "lib", sim, ovas, out) })
-	if err != nil {
-		stopProfile()
-		return err
-	}
-	var seq measure
-	if c.sequentialToo {
-		if seq, err = timed(func() error { return importWithLibrary(ctx, c, 1, "seq", sim, ovas, out) }); err != nil {
-			stopProfile()
+	var libs, seqs, govs []measure
+	for r := range c.rounds {
+		tag := ""
+		if c.rounds > 1 {
+			tag = strconv.Itoa(r + 1)
+		}
+		library := func() error {
+			stopProfile, err := startCPUProfile(c.cpuProfile, r)
+			if err != nil {
+				return err
+			}
+			defer stopProfile()
+			lib, err := timed(func() error { return importWithLibrary(ctx, c, c.concurrency, "lib"+tag, sim, ovas, out) })
+			if err != nil {
+				return err
+			}
+			libs = append(libs, lib)
+			if c.sequentialToo {
+				seq, err := timed(func() error { return importWithLibrary(ctx, c, 1, "seq"+tag, sim, ovas, out) })
+				if err != nil {
+					return err
+				}
+				seqs = append(seqs, seq)
+			}
+			return nil
+		}
+		baseline := func() error {
+			if c.govc == "" {
+				return nil
+			}
+			var govcCPU time.Duration
+			gov, err := timed(func() error {
+				c0 := childCPU()
+				err := importWithGovc(ctx, c, "govc"+tag, sim, ovas, out)
+				govcCPU = childCPU() - c0
+				return err
+			})
+			gov.client = govcCPU
+			govs = append(govs, gov)
 			return err
 		}
+		// Taking turns at going first: whatever the first side of a round
+		// leaves behind (a warmer cache, a busier simulator) favours neither.
+		first, second := library, baseline
+		if r%2 == 1 {
+			first, second = baseline, library
+		}
+		if err := first(); err != nil {
+			return err
+		}
+		if err := second(); err != nil {
+			return err
+		}
+		if c.rounds > 1 && c.govc != "" {
+			fmt.Fprintf(out, "round %d (%s first): library %.2fs, govc %.2fs, ratio %.2f\n", r+1, map[bool]string{true: "library", false: "govc"}[r%2 == 0],
+				libs[r].wall.Seconds(), govs[r].wall.Seconds(), govs[r].wall.Seconds()/libs[r].wall.Seconds())
+		}
 	}
-	stopProfile()
 	if c.govc == "" {
 		fmt.Fprintln(out, "govc baseline skipped (no -govc)")
 		return nil
 	}
-	var govcCPU time.Duration
-	gov, err := timed(func() error {
-		c0 := childCPU()
-		err := importWithGovc(ctx, c, sim, ovas, out)
-		govcCPU = childCPU() - c0
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	gov.client = govcCPU
+	lib, seq, gov := median(libs), median(seqs), median(govs)
 
 	row := func(label string, m measure) {
 		fmt.Fprintf(out, "%-58s %6.2fs %5.0f MiB/s   CPU client %5.2fs + vcsim %5.2fs\n", label, m.wall.Seconds(),
 			float64(total)/(1<<20)/m.wall.Seconds(), m.client.Seconds(), m.sim.Seconds())
 	}
-	fmt.Fprintf(out, "\n== %d OVAs x %.0f MiB on %d CPUs (load average at end: %s) ==\n", len(ovas), float64(ovas[0].Size)/(1<<20), runtime.NumCPU(), loadavg())
+	of := ""
+	if c.rounds > 1 {
+		of = fmt.Sprintf(", medians of %d rounds", c.rounds)
+	}
+	fmt.Fprintf(out, "\n== %d OVAs x %.0f MiB on %d CPUs%s (load average at end: %s) ==\n", len(ovas), float64(ovas[0].Size)/(1<<20), runtime.NumCPU(), of, loadavg())
 	row(fmt.Sprintf("library, concurrency %d (verify + identity + template)", c.concurrency), lib)
 	if c.sequentialToo {
 		row("library, concurrency 1", seq)
@@ -230,10 +273,28 @@ func run(c config) error {
 	return nil
 }
 
-// startCPUProfile starts a CPU profile into file ("" does nothing) and
-// returns what stops it.
-func startCPUProfile(file string) (func(), error) {
-	if file == "" {
+// median is the measure whose every field is that field's median over ms
+// (the upper one of an even count); zero for none.
+func median(ms []measure) measure {
+	if len(ms) == 0 {
+		return measure{}
+	}
+	mid := func(f func(measure) time.Duration) time.Duration {
+		vs := make([]time.Duration, len(ms))
+		for i, m := range ms {
+			vs[i] = f(m)
+		}
+		slices.Sort(vs)
+		return vs[len(vs)/2]
+	}
+	return measure{wall: mid(func(m measure) time.Duration { return m.wall }),
+		client: mid(func(m measure) time.Duration { return m.client }), sim: mid(func(m measure) time.Duration { return m.sim })}
+}
+
+// startCPUProfile starts a CPU profile into file ("" does nothing; so does
+// any round but the first) and returns what stops it.
+func startCPUProfile(file string, round int) (func(), error) {
+	if file == "" || round > 0 {
 		return func() {}, nil
 	}
 	f, err := os.Create(file)
@@ -304,18 +365,18 @@ func importWithLibrary(ctx context.Context, c config, concurrency int, prefix st
 // other. Without -m: govc's manifest check runs on the server side, which
 // knows only SHA1, and vcsim refuses these SHA256 manifests ("manifest
 // checksum type SHA256 mismatch"), so govc verifies nothing here.
-func importWithGovc(ctx context.Context, c config, sim *simProcess, ovas []*ovagen.Result, out io.Writer) error {
+func importWithGovc(ctx context.Context, c config, prefix string, sim *simProcess, ovas []*ovagen.Result, out io.Writer) error {
 	env := append(os.Environ(), "GOVC_URL="+sim.Server, "GOVC_USERNAME="+sim.Username, "GOVC_PASSWORD="+sim.Password,
 		"GOVC_TLS_CA_CERTS="+sim.CAFile)
 	for _, o := range ovas {
 		t := time.Now()
 		cmd := exec.CommandContext(ctx, c.govc, "import.ova", "-dc=DC0", "-ds=LocalDS_0", "-pool=/DC0/host/DC0_C0/Resources",
-			"-folder=/DC0/vm", "-name=govc-"+o.Name, o.Path)
+			"-folder=/DC0/vm", "-name="+prefix+"-"+o.Name, o.Path)
 		cmd.Env = env
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("govc import.ova %s: %v: %s", o.Path, err, b)
 		}
-		fmt.Fprintf(out, "[govc] %s imported in %.2fs\n", o.Name, time.Since(t).Seconds())
+		fmt.Fprintf(out, "[%s] %s imported in %.2fs\n", prefix, o.Name, time.Since(t).Seconds())
 	}
 	return nil
 }
