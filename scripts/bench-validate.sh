@@ -9,7 +9,7 @@ n=${N:-20}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/config"
-cp -r "$root/config/placement" "$root/config/packages" "$tmp/config/"
+cp -r "$root/config/placement" "$root/config/packages" "$root/config/conformance" "$tmp/config/"
 sed -e '0,/^    workerMachineCount: 1$/s//    workers: 1/' \
     -e 's|default/settle-after: \["20s", "2s"\]|default/settle-after: ["20", "2s"]|' \
     -e 's|matrix: placement/local.yaml|matrix: placement/nowhere.yaml|' \
