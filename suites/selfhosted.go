@@ -28,12 +28,13 @@ const removedManagedByContainerID = "by container ID because cleanup.managed is 
 // selfHostedCleanup is how cleanup deletes a self-hosted management cluster,
 // as cleanup.selfHosted says: moveBack (selfHostedDeleter, every provider)
 // or removeContainers (the run's recorded containers by ID; validation
-// allows it only when every infrastructure provider is docker).
-func selfHostedCleanup(env *Env, deleteTimeout, poll time.Duration) clusters.SelfHostedFunc {
+// allows it only when every infrastructure provider is docker). byID says
+// which of the two it is (CleanupOptions.SelfHostedByID).
+func selfHostedCleanup(env *Env, deleteTimeout, poll time.Duration) (f clusters.SelfHostedFunc, byID bool) {
 	if env.Config != nil && env.Config.RemovesSelfHostedContainers() {
-		return clusters.RemoveContainers(removedByContainerID)
+		return clusters.RemoveContainers(removedByContainerID), true
 	}
-	return selfHostedDeleter(env, deleteTimeout, poll)
+	return selfHostedDeleter(env, deleteTimeout, poll), false
 }
 
 // selfHostedDeleter deletes a self-hosted management cluster as `tanzu
