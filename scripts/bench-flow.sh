@@ -7,7 +7,11 @@
 #
 # The harness side is `make e2e FOCUS=workload` (bootstrap -> management -> move -> workload, with its
 # checks, sample packages and the suite's own cleanup and leak checks); the by-hand side also cleans up.
-#   ORDER=hand-first   run the by-hand flow first (default: harness first)
+#   ROUNDS=3           rounds of both sides, taking turns at going first (round 1 harness first unless
+#                      ORDER=hand-first); prints each round, the medians and, last, the ratio of the medians.
+#                      One round's by-hand side moved between 458 s and 488 s from run to run here, ratio
+#                      1.10-1.16 with the harness steady at 416-422 s, so one round cannot settle a 1.11 goal.
+#   ORDER=hand-first   the first round runs the by-hand flow first (default: harness first)
 # Needs the kit's environment (. /var/cache/testbed/out/env.sh) and a Docker host with nothing else running.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,33 +19,64 @@ cd "$root"
 for v in KIND_NODE_IMAGE CLUSTERCTL_CONFIG CNI_MANIFEST KAPP_CONTROLLER_MANIFEST; do
   [ -n "${!v:-}" ] || { echo "missing \$$v: run '. /var/cache/testbed/out/env.sh' first" >&2; exit 2; }
 done
+rounds=${ROUNDS:-3}
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS=$rounds: want a whole number of rounds >= 1" >&2; exit 2; }
+
 work=$(mktemp -d /tmp/bench-flow.XXXX)
 make -s "$root/bin/harness" "$root/bin/ginkgo" "$root/e2e/e2e.test" >/dev/null
 
-harness() {
+harness() { # ROUND
   local s; s=$(date +%s.%N)
-  make e2e FOCUS=workload ARTIFACTS="$work/harness" >"$work/harness.log" 2>&1 ||
-    { echo "bench-flow: the harness run failed (see $work/harness.log)" >&2; exit 1; }
-  h=$(echo "$(date +%s.%N) - $s" | bc)
+  make e2e FOCUS=workload ARTIFACTS="$work/harness-$1" >"$work/harness-$1.log" 2>&1 ||
+    { echo "bench-flow: round $1: the harness run failed (see $work/harness-$1.log)" >&2; exit 1; }
+  h[$1]=$(echo "$(date +%s.%N) - $s" | bc)
 }
-by_hand() {
+by_hand() { # ROUND
   local s; s=$(date +%s.%N)
-  WL_WORKERS=1 bash scripts/lifecycle-by-hand.sh >"$work/by-hand.log" 2>&1 ||
-    { echo "bench-flow: the by-hand run failed (see $work/by-hand.log)" >&2; exit 1; }
-  b=$(echo "$(date +%s.%N) - $s" | bc)
+  WL_WORKERS=1 bash scripts/lifecycle-by-hand.sh >"$work/by-hand-$1.log" 2>&1 ||
+    { echo "bench-flow: round $1: the by-hand run failed (see $work/by-hand-$1.log)" >&2; exit 1; }
+  b[$1]=$(echo "$(date +%s.%N) - $s" | bc)
 }
-if [ "${ORDER:-}" = hand-first ]; then by_hand; harness; else harness; by_hand; fi
+report() { # ROUND : both sides' steps, as each round ends, so a long run shows its progress
+  local r=$1
+  echo "round $r of $rounds: harness (make e2e FOCUS=workload), per stage:"
+  jq -r '.stages[] | "  \(.stage)\t\(.seconds)s"' "$work/harness-$r/timings.json" | column -t
+  jq -r '.collectionSeconds | to_entries[] | "  collect \(.key)\t\(.value)s"' "$work/harness-$r/timings.json" | column -t
+  # what is neither a stage nor collection: setup (validate, plan, BeforeSuite) and the suite's own cleanup,
+  # which removes the self-hosted management cluster's containers by ID as the by-hand side does
+  # (cleanup.selfHosted and cleanup.managed: removeContainers; CLEANUP_SELF_HOSTED=moveBack times the throw-away
+  # kind cluster instead, CLEANUP_MANAGED=delete the workload cluster's delete through its management cluster)
+  grep -E '^\s*\[cleanup\] (cleanup: |leak check)' "$work/harness-$r.log" | sed 's/^ */  /' | cut -c1-160 || true
+  echo "round $r of $rounds: by hand (lifecycle-by-hand.sh), per step:"
+  sed -n '/per-step times/,$p' "$work/by-hand-$r.log" | tail -n +2
+  printf 'round %d: harness %.1fs, by hand %.1fs, ratio %.2f (%s first)\n' "$r" "${h[$r]}" "${b[$r]}" \
+    "$(echo "${b[$r]} / ${h[$r]}" | bc -l)" "$2"
+  # Both sides install kapp-controller on the workload cluster (by hand since the by-hand side learned to, so that
+  # it does the steps the harness does); the same round without those steps on either side, for comparison with
+  # rounds measured before that.
+  hx[$r]=$(echo "${h[$r]} - $(steps_sum "$work/harness-$r.log" '^\s*\[workload\] step (load-images|kapp-controller) ' 4)" | bc)
+  bx[$r]=$(echo "${b[$r]} - $(sed -n '/per-step times/,$p' "$work/by-hand-$r.log" | steps_sum - '^\s*workload-(load|kapp) ' 2)" | bc)
+  printf 'round %d without the workload kapp-controller: harness %.1fs, by hand %.1fs, ratio %.2f\n' "$r" "${hx[$r]}" \
+    "${bx[$r]}" "$(echo "${bx[$r]} / ${hx[$r]}" | bc -l)"
+}
+steps_sum() { # FILE REGEX FIELD : the seconds ("4.0s") in FIELD of the lines matching REGEX, summed
+  { grep -E "$2" "$1" || true; } | awk -v f="$3" '{sub(/s$/, "", $f); t += $f} END {printf "%.1f", t + 0}'
+}
+median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 
-echo "harness (make e2e FOCUS=workload), per stage:"
-jq -r '.stages[] | "  \(.stage)\t\(.seconds)s"' "$work/harness/timings.json" | column -t
-jq -r '.collectionSeconds | to_entries[] | "  collect \(.key)\t\(.value)s"' "$work/harness/timings.json" | column -t
-# what is neither a stage nor collection: setup (validate, plan, BeforeSuite) and the suite's own cleanup,
-# which removes the self-hosted management cluster's containers by ID as the by-hand side does
-# (cleanup.selfHosted and cleanup.managed: removeContainers; CLEANUP_SELF_HOSTED=moveBack times the throw-away
-# kind cluster instead, CLEANUP_MANAGED=delete the workload cluster's delete through its management cluster)
-grep -E '^\s*\[cleanup\] (cleanup: |leak check)' "$work/harness.log" | sed 's/^ */  /' | cut -c1-160 || true
-echo "by hand (lifecycle-by-hand.sh), per step:"
-sed -n '/per-step times/,$p' "$work/by-hand.log" | tail -n +2
-printf 'harness: %.1fs\nby hand: %.1fs\n' "$h" "$b"
-printf 'ratio: %.2f\n' "$(echo "$b / $h" | bc -l)"
+declare -a h b hx bx
+first=harness; [ "${ORDER:-}" = hand-first ] && first=by-hand
+for ((r = 1; r <= rounds; r++)); do
+  if [ "$first" = harness ]; then harness "$r"; by_hand "$r"; else by_hand "$r"; harness "$r"; fi
+  report "$r" "$first"
+  if [ "$first" = harness ]; then first=by-hand; else first=harness; fi
+done
+
+mh=$(median "${h[@]}") mb=$(median "${b[@]}")
+printf 'harness: %s (median %.1fs)\n' "$(printf '%.1fs ' "${h[@]}")" "$mh"
+printf 'by hand: %s (median %.1fs)\n' "$(printf '%.1fs ' "${b[@]}")" "$mb"
+mhx=$(median "${hx[@]}") mbx=$(median "${bx[@]}")
+printf 'without the workload kapp-controller: harness median %.1fs, by hand median %.1fs, ratio %.2f\n' "$mhx" "$mbx" \
+  "$(echo "$mbx / $mhx" | bc -l)"
+printf 'ratio: %.2f\n' "$(echo "$mb / $mh" | bc -l)"
 rm -rf "$work"

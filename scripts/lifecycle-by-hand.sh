@@ -2,7 +2,9 @@
 # lifecycle-by-hand.sh - the local lifecycle with bare CLIs (kind, clusterctl, kubectl), timed per step,
 # as the baseline for the harness's overhead (framework/clusters TestLifecycleReal runs the same flow):
 #   kind bootstrap -> clusterctl init -> management (1 CP + 1 worker) -> load images + clusterctl init +
-#   kapp-controller on it -> clusterctl move -> kind delete -> workload (1 CP + WL_WORKERS workers) -> cleanup.
+#   kapp-controller on it -> clusterctl move -> kind delete -> workload (1 CP + WL_WORKERS workers) -> its image +
+#   kapp-controller (the harness's workload stage installs kapp-controller too; steps workload-load, workload-kapp)
+#   -> cleanup.
 # Needs the kit's environment: . /var/cache/testbed/out/env.sh (or the same variables on a registry machine).
 # Names start with $PREFIX (default h4eh<random>); only containers carrying those names/labels are touched.
 # KEEP=1 skips cleanup.
@@ -68,3 +70,5 @@ step kapp-controller install_kapp "$MKC"
 step move move_all "$BKC" "$MKC" "$NS"
 step kind-delete kind delete cluster --name "$BOOT" --kubeconfig "$BKC"
 step workload-create create_cluster "$MKC" "$WL" "$NS" "$WL_WORKERS" "$WKC"
+step workload-load kind load docker-image --name "$WL" "$KAPP_CONTROLLER_IMAGE"
+step workload-kapp install_kapp "$WKC"
