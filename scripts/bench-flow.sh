@@ -47,15 +47,15 @@ report() { # ROUND : both sides' steps, as each round ends, so a long run shows 
   # (cleanup.selfHosted and cleanup.managed: removeContainers; CLEANUP_SELF_HOSTED=moveBack times the throw-away
   # kind cluster instead, CLEANUP_MANAGED=delete the workload cluster's delete through its management cluster)
   grep -E '^\s*\[cleanup\] (cleanup: |leak check)' "$work/harness-$r.log" | sed 's/^ */  /' | cut -c1-160 || true
+  local steps; steps=$(sed -n '/per-step times/,$p' "$work/by-hand-$r.log" | tail -n +2)
   echo "round $r of $rounds: by hand (lifecycle-by-hand.sh), per step:"
-  sed -n '/per-step times/,$p' "$work/by-hand-$r.log" | tail -n +2
+  echo "$steps"
   printf 'round %d: harness %.1fs, by hand %.1fs, ratio %.2f (%s first)\n' "$r" "${h[$r]}" "${b[$r]}" \
     "$(echo "${b[$r]} / ${h[$r]}" | bc -l)" "$2"
-  # Both sides install kapp-controller on the workload cluster (by hand since the by-hand side learned to, so that
-  # it does the steps the harness does); the same round without those steps on either side, for comparison with
-  # rounds measured before that.
+  # Both sides install kapp-controller on the workload cluster (lifecycle-by-hand.sh does since a3101ea, as the
+  # harness does); the same round without those steps on either side compares with rounds measured before that.
   hx[$r]=$(echo "${h[$r]} - $(steps_sum "$work/harness-$r.log" '^\s*\[workload\] step (load-images|kapp-controller) ' 4)" | bc)
-  bx[$r]=$(echo "${b[$r]} - $(sed -n '/per-step times/,$p' "$work/by-hand-$r.log" | steps_sum - '^\s*workload-(load|kapp) ' 2)" | bc)
+  bx[$r]=$(echo "${b[$r]} - $(steps_sum - '^\s*workload-(load|kapp) ' 2 <<<"$steps")" | bc)
   printf 'round %d without the workload kapp-controller: harness %.1fs, by hand %.1fs, ratio %.2f\n' "$r" "${hx[$r]}" \
     "${bx[$r]}" "$(echo "${bx[$r]} / ${hx[$r]}" | bc -l)"
 }
@@ -67,9 +67,9 @@ median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(
 declare -a h b hx bx
 first=harness; [ "${ORDER:-}" = hand-first ] && first=by-hand
 for ((r = 1; r <= rounds; r++)); do
-  if [ "$first" = harness ]; then harness "$r"; by_hand "$r"; else by_hand "$r"; harness "$r"; fi
+  if [ "$first" = harness ]; then harness "$r"; by_hand "$r"; next=by-hand; else by_hand "$r"; harness "$r"; next=harness; fi
   report "$r" "$first"
-  if [ "$first" = harness ]; then first=by-hand; else first=harness; fi
+  first=$next
 done
 
 mh=$(median "${h[@]}") mb=$(median "${b[@]}")
