@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -102,6 +103,18 @@ func (c *Config) cluster(role string) *WorkloadCluster {
 func serverHost(s string) string {
 	if u, err := url.Parse(s); err == nil && u.Host != "" {
 		return u.Host
+	}
+	return s
+}
+
+// serverHostname is the host part of a server written as a host, host:port
+// or an https URL; empty when there is none.
+func serverHostname(s string) string {
+	if u, err := url.Parse(s); err == nil && u.Scheme != "" && u.Opaque == "" {
+		return u.Hostname()
+	}
+	if h, _, err := net.SplitHostPort(s); err == nil {
+		return h
 	}
 	return s
 }

@@ -323,3 +323,22 @@ func rewrite(t *testing.T, path string, mutate func(string) string) string {
 	}
 	return path
 }
+
+func TestVSphereServerWithoutHostIsNamed(t *testing.T) {
+	p := fixture(t, func(s string) string {
+		s = replace("profile: local", "profile: vsphere")(s)
+		return replace("  simulator: true\n", "  simulator: false\n  server: ${VSPHERE_SERVER}\n  password: pw\n")(s)
+	})
+	for _, bad := range []string{":8989", "https://:8989/sdk"} {
+		_, ps := load(t, p, map[string]string{"VSPHERE_SERVER": bad})
+		expectProblem(t, ps, "vsphere.server", "has no host")
+	}
+	for _, good := range []string{"vc.example.com", "10.0.0.5:8989", "https://vc.example.com/sdk", "172.18.0.1"} {
+		_, ps := load(t, p, map[string]string{"VSPHERE_SERVER": good})
+		for _, pr := range ps {
+			if pr.Key == "vsphere.server" {
+				t.Errorf("VSPHERE_SERVER=%s: unexpected problem %v", good, pr)
+			}
+		}
+	}
+}

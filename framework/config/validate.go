@@ -218,8 +218,15 @@ func (c *Config) validateVSphere(add func(key, msg, fix string)) Problems {
 	if v.Password == "" {
 		add("vsphere.password", "no vCenter password", "export VSPHERE_PASSWORD, or set vsphere.passwordFile")
 	}
-	if v.Server != "" && strings.Contains(v.Server, "/") && !strings.HasPrefix(v.Server, "https://") {
+	switch {
+	case v.Server == "":
+	case strings.Contains(v.Server, "/") && !strings.HasPrefix(v.Server, "https://"):
 		add("vsphere.server", fmt.Sprintf("%q is neither a host name nor an https URL", v.Server), "write vcenter.example.com or https://vcenter.example.com/sdk")
+	case serverHostname(v.Server) == "":
+		// A script that builds the address from an empty variable
+		// (":8989") would otherwise fail at login with a TLS error
+		// about "https://:8989/sdk", far from its cause.
+		add("vsphere.server", fmt.Sprintf("%q has no host", v.Server), "write the vCenter's host name or IP, e.g. vcenter.example.com or 10.0.0.5:8989 (is the variable that should hold the host empty?)")
 	}
 	// With neither thumbprint nor insecure, the system roots plus caFile are trusted.
 	if v.CAFile != "" {
