@@ -44,7 +44,7 @@ cleanup_all() {
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   stop_boskos
   rm -rf "$priv"
-  docker ps -aq --filter label=vcsim | xargs -r docker rm -f -v >/dev/null 2>&1 || true
+  docker ps -aq --filter label=tkg-e2e.vcsim | xargs -r docker rm -f -v >/dev/null 2>&1 || true
 }
 trap cleanup_all EXIT
 

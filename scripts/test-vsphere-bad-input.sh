@@ -55,6 +55,6 @@ case_ no-datastore 'datastore "ds-nope" not found' -- 'vsphere: {datastore: ds-n
 case_ no-pool 'resource pool "/DC0/host/DC0_C0/Resources/nope" not found' -- 'vsphere: {resourcePool: /DC0/host/DC0_C0/Resources/nope}'
 case_ no-network 'network "net-nope" not found' -- 'vsphere: {network: net-nope}'
 case_ capv-variable-unset 'VSPHERE_SSH_AUTHORIZED_KEY' VSPHERE_SSH_AUTHORIZED_KEY=
-case_ endpoint-shared 'CONTROL_PLANE_ENDPOINT_IP 172.17.255.50 is also' WORKLOAD_CONTROL_PLANE_ENDPOINT_IP=172.17.255.50
+case_ endpoint-shared "CONTROL_PLANE_ENDPOINT_IP ${MANAGEMENT_CONTROL_PLANE_ENDPOINT_IP//./\\.} is also" WORKLOAD_CONTROL_PLANE_ENDPOINT_IP="$MANAGEMENT_CONTROL_PLANE_ENDPOINT_IP"
 say "done: $fails failure(s)"
 [ $fails -eq 0 ]

@@ -9,6 +9,9 @@
 //
 //	vcsim-server -listen 0.0.0.0:8989 -advertise 172.17.0.1 -env-file run/vcsim.env
 //
+// With -network and -node-images, VMs whose RUN.container is a node image
+// boot as Kubernetes nodes on the run's docker network (nodes.go).
+//
 // The password is read from $VCSIM_PASSWORD (never a flag: flags show up in
 // ps). The env file gets VSPHERE_SERVER, VSPHERE_USERNAME and
 // VSPHERE_TLS_THUMBPRINT (SHA-1, what CAPV and govc pin) and is written only
@@ -26,6 +29,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -48,17 +52,42 @@ func main() {
 	folder := flag.String("folder", "tkg-e2e", "VM folder to create under /DC0/vm (where the run's VMs go)")
 	pool := flag.String("pool", "tkg-e2e", "resource pool to create under /DC0/host/DC0_C0/Resources")
 	hosts := flag.Int("hosts", 3, "hosts in cluster DC0_C0")
+	network := flag.String("network", "", "docker network of every VM container whose extraConfig names none (RUN.network)")
+	nodeImages := flag.String("node-images", "", "comma-separated RUN.container images that boot as Kubernetes nodes (privileged, systemd, host name = VM name)")
+	label := flag.String("label", "", "value of the tkg-e2e.vcsim label on every VM container, to find what the server leaves behind (default: pid-<pid>)")
 	flag.Parse()
-	if err := serve(*listen, *advertise, *username, *envFile, *folder, *pool, *hosts); err != nil {
+	vc := vmContainers{Network: *network}
+	if *nodeImages != "" {
+		vc.NodeImages = strings.Split(*nodeImages, ",")
+	}
+	if *label == "" {
+		*label = fmt.Sprintf("pid-%d", os.Getpid())
+	}
+	vc.Labels = map[string]string{ContainerLabel: *label}
+	if err := serve(*listen, *advertise, *username, *envFile, *folder, *pool, *hosts, vc); err != nil {
 		fmt.Fprintln(os.Stderr, "vcsim-server:", err)
 		os.Exit(1)
 	}
 }
 
-func serve(listen, advertise, username, envFile, folder, pool string, hosts int) error {
+// ContainerLabel is on every container the server runs for a VM; its value
+// is the -label flag. vcsim labels none itself.
+const ContainerLabel = "tkg-e2e.vcsim"
+
+func serve(listen, advertise, username, envFile, folder, pool string, hosts int, vc vmContainers) error {
 	password := os.Getenv("VCSIM_PASSWORD")
 	if password == "" {
 		return errors.New("VCSIM_PASSWORD is empty: export the password the server should accept")
+	}
+	if err := vc.validate(); err != nil {
+		return err
+	}
+	// govmomi v0.56.0's docker-events watcher never fires (it compares
+	// container IDs with the quotes of its --format still on), so a VM
+	// follows its container only by inspect polls, every 10 s by default:
+	// a VM whose container stopped would look powered on that long.
+	if os.Getenv("VCSIM_INSPECT_INTERVAL") == "" {
+		os.Setenv("VCSIM_INSPECT_INTERVAL", "2s")
 	}
 	host, port, err := net.SplitHostPort(listen)
 	if err != nil {
@@ -78,6 +107,7 @@ func serve(listen, advertise, username, envFile, folder, pool string, hosts int)
 		return fmt.Errorf("creating the model: %w", err)
 	}
 	defer m.Remove()
+	m.Map().Handler = vc.handler
 	m.Service.TLS = new(tls.Config)
 	// Serve the blank-imported vAPI and PBM endpoints: CAPV logs in to the
 	// REST API (tags) as well as SOAP.
@@ -97,7 +127,13 @@ func serve(listen, advertise, username, envFile, folder, pool string, hosts int)
 	}
 	_ = c.Logout(ctx)
 
-	server := net.JoinHostPort(advertise, port)
+	// On 443 the server is a bare host, as a vCenter is: the vSphere cloud
+	// provider appends :443 itself, and its credentials Secret's key
+	// "<server>.password" cannot hold a colon.
+	server := advertise
+	if port != "443" {
+		server = net.JoinHostPort(advertise, port)
+	}
 	thumb := s.CertificateInfo().ThumbprintSHA1
 	fmt.Printf("vcsim-server: serving https://%s/sdk (listening on %s), user %s, thumbprint %s\n", server, listen, username, thumb)
 	if envFile != "" {
