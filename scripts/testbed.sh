@@ -55,4 +55,16 @@ if [ "${TESTBED_CONFORMANCE:-1}" != 0 ]; then
     exit 1
   fi
 fi
+# With CAPV, the vSphere rehearsal's VM node image and the add-ons CAPV's
+# template deploys (kube-vip, the vSphere CPI), from the module proxy:
+# cold ~8 min, warm ~1 s (scripts/vsphere-sim-images.sh).
+case ",$extras," in
+  *,capv,*)
+    # shellcheck disable=SC1091
+    . "${TESTBED_OUT:-/var/cache/testbed/out}/env.sh"
+    if ! bash "$root/scripts/vsphere-sim-images.sh"; then
+      echo "testbed: FAILED to build the vSphere rehearsal's images (scripts/vsphere-sim-images.sh, above)" >&2
+      exit 1
+    fi ;;
+esac
 echo "testbed: ready in $(( $(date +%s) - start ))s; now run: . ${TESTBED_OUT:-/var/cache/testbed/out}/env.sh"
