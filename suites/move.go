@@ -90,6 +90,10 @@ func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
 					defer env.stopWatch(from.Name)
 					defer env.stopWatch(to.Name)
 				}
+				vms, err := snapshotVMs(ctx, env, to.Name)
+				if err != nil {
+					return err
+				}
 				res, err := move.Move(ctx, in)
 				if res != nil {
 					reportMove(env, res)
@@ -103,7 +107,7 @@ func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
 				// are watched (reconciled, then unchanged) and kind, with
 				// nothing of the cluster left on it, is deleted.
 				env.StartTail("move", tailWhat(res, input.KeepBootstrap), func(ctx context.Context) (TailResult, error) {
-					return moveTail(ctx, env, input, res)
+					return moveTail(ctx, env, input, res, vms)
 				})
 				return nil
 			},
@@ -131,7 +135,7 @@ func tailWhat(res *move.Result, keepBootstrap bool) string {
 
 // moveTail runs the settle period and deletes kind, side by side, and
 // returns their steps and the report of the Machines after the move.
-func moveTail(ctx context.Context, env *Env, input MoveSpecInput, res *move.Result) (TailResult, error) {
+func moveTail(ctx context.Context, env *Env, input MoveSpecInput, res *move.Result, vms *moveVMs) (TailResult, error) {
 	var wg sync.WaitGroup
 	var settleErr, kindErr error
 	var kindStep *Step
@@ -156,11 +160,17 @@ func moveTail(ctx context.Context, env *Env, input MoveSpecInput, res *move.Resu
 		})
 	}
 	wg.Wait()
+	// After the settle period, when a re-provisioning CAPV would have
+	// destroyed or cloned by now.
+	vmsSaid, vmsErr := vms.check(ctx)
+	if vmsSaid != "" {
+		env.Printf("[move] %s", vmsSaid)
+	}
 	steps := slices.Clone(res.Steps[foreground:])
 	if kindStep != nil {
 		steps = append(steps, *kindStep)
 	}
-	err := errors.Join(settleErr, kindErr)
+	err := errors.Join(settleErr, kindErr, vmsErr)
 	return TailResult{Steps: steps, Report: func(ctx context.Context) {
 		b := fmt.Sprintf("machines before: %d, on the target after the settle period: %d", len(res.MachinesBefore), len(res.MachinesAfter))
 		AddReportEntry("move machines", b)

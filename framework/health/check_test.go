@@ -314,3 +314,13 @@ func TestRunWritesReportAndFailsNamingTheNode(t *testing.T) {
 		t.Errorf("files not written: %+v", out)
 	}
 }
+
+func TestNodeTheCloudProviderHasNotInitializedFails(t *testing.T) {
+	n := node("wl-md-0-xyz1", false, version)
+	n.Spec.Taints = []corev1.Taint{{Key: "node.cloudprovider.kubernetes.io/uninitialized", Value: "true", Effect: corev1.TaintEffectNoSchedule}}
+	r := observe(t, cluster(t, nil, n))
+	asserttest.Says(t, "node row", row(t, r, "node wl-md-0-xyz1").Detail, "not initialized by the cloud provider", "CPI")
+	if !r.Failed() {
+		t.Error("a node its cloud provider never initialized passes")
+	}
+}

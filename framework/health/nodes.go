@@ -84,6 +84,15 @@ func judgeNode(n *corev1.Node, want string) assert.Row {
 	if n.Spec.Unschedulable {
 		problems = append(problems, "cordoned (spec.unschedulable): kubectl uncordon it unless a drain is still running")
 	}
+	for _, t := range n.Spec.Taints {
+		// The kubelet of a cluster with an external cloud provider (CAPV's
+		// template) registers the node with this taint; only the cloud
+		// controller manager lifts it, once it found the node's VM and set
+		// its providerID. Until then nothing without a toleration runs there.
+		if t.Key == uninitializedTaint {
+			problems = append(problems, fmt.Sprintf("not initialized by the cloud provider (taint %s:%s): the cloud controller manager (vSphere CPI) has not found its VM; see its pod's log in kube-system", t.Key, t.Effect))
+		}
+	}
 	verdict := assert.NotReady
 	kubelet := n.Status.NodeInfo.KubeletVersion
 	if want != "" && !SameVersion(kubelet, want) {
@@ -102,6 +111,8 @@ func judgeNode(n *corev1.Node, want string) assert.Row {
 	}
 	return assert.Row{Name: name, Verdict: assert.OK, Detail: detail}
 }
+
+const uninitializedTaint = "node.cloudprovider.kubernetes.io/uninitialized"
 
 func conditionOf(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {
 	for i := range n.Status.Conditions {
