@@ -126,7 +126,7 @@ else
 	  -e2e.config=$(abspath $(CONFIG)) -e2e.config-overrides='$(CONFIG_OVERRIDES)' \
 	  -e2e.artifacts-folder="$$dir" $(if $(filter 1,$(RESUME)),-e2e.resume) \
 	  $(if $(filter 1,$(RESUME_FOREIGN)),-e2e.resume-foreign) \
-	  $(if $(filter 1,$(SKIP_CLEANUP)),-e2e.skip-cleanup) 2>&1 | tee $(if $(filter 1,$(RESUME)),-a) "$$dir/console.log"
+	  $(if $(filter 1,$(SKIP_CLEANUP)),-e2e.skip-cleanup) 2>&1 | tee -i $(if $(filter 1,$(RESUME)),-a) "$$dir/console.log"
 endif
 
 .PHONY: e2e-vsphere-sim
