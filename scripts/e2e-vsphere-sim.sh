@@ -3,28 +3,39 @@
 # server process (e2e/cmd/vcsim-server) stands in for vCenter, the real CAPV
 # controller (the kit's TESTBED_EXTRAS=capv image) drives it, and the run takes
 # the same config/vsphere.yaml code path a testbed takes, with
-# config/vsphere-sim.overrides.yaml for the server's inventory.
+# config/vsphere-sim.overrides.yaml for the server's inventory. Each VM CAPV
+# clones is a container of the VM node image (scripts/vsphere-sim-images.sh)
+# that boots as a Kubernetes node from CAPV's bootstrap data.
 #
-# After the run, and before the server stops, govc (from outside the harness)
-# lists the VMs still in the run's folder: any VM named after the run's
-# clusters fails the script.
+# After the run, and before the server stops, this script checks from outside
+# the harness (govc against the still-running server, docker) that nothing of
+# the run is left: no VM, folder or resource pool named after the run's
+# clusters, no container of the run's VMs; after the server stops, no docker
+# network of the run.
 #
 #   FOCUS, SKIP, RESUME, SKIP_CLEANUP, ARTIFACTS   passed to make e2e
-#   VCSIM_PORT                                     default 8989
+#   VSPHERE_SIM_NODE_IMAGE                         default localhost/tkg-e2e/vsphere-sim-node:v1.33.1
+#   VCSIM_PORT                                     default 443
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
 t0=$(date +%s)
 say() { echo "[vsphere-sim +$(( $(date +%s) - t0 ))s] $*"; }
+die() { echo "vsphere-sim: $*" >&2; exit 1; }
 
+node_image=${VSPHERE_SIM_NODE_IMAGE:-localhost/tkg-e2e/vsphere-sim-node:v1.33.1}
+export VSPHERE_SIM_NODE_IMAGE=$node_image
+# Before any server, network or cluster: what the VMs will run must exist
+# here (nothing can be pulled on a machine without registry access).
+docker image inspect registry.k8s.io/capi-vsphere/cluster-api-vsphere-controller:v1.16.1 >/dev/null 2>&1 ||
+  die "no CAPV image: prepare it with TESTBED_EXTRAS=capv make testbed (on a machine with registry access it is pulled)"
+docker image inspect "$node_image" >/dev/null 2>&1 ||
+  die "no VM node image $node_image: build it with scripts/vsphere-sim-images.sh (make testbed does), or set VSPHERE_SIM_NODE_IMAGE to a node image with cloud-init"
 . "$root/scripts/lib-vcsim.sh"
 build_vcsim_tools
-if ! docker image inspect registry.k8s.io/capi-vsphere/cluster-api-vsphere-controller:v1.16.1 >/dev/null 2>&1; then
-  echo "vsphere-sim: no CAPV image: prepare it with TESTBED_EXTRAS=capv make testbed (on a machine with registry access it is pulled)" >&2
-  exit 1
-fi
 trap stop_vcsim EXIT
+export VCSIM_NODE_IMAGES=$node_image
 start_vcsim
 
 rc=0
@@ -33,35 +44,38 @@ make e2e CONFIG=config/vsphere.yaml CONFIG_OVERRIDES="$root/config/vsphere-sim.o
 run=$(readlink -f "${ARTIFACTS:-artifacts/latest}")
 say "make e2e exited $rc (artifacts: $run)"
 
-# From outside the harness: what is left in the run's folder?
-say "govc: VMs in /DC0/vm/tkg-e2e after the run"
-all=$(bin/govc find /DC0/vm/tkg-e2e -type m || true)
-echo "${all:-  (none)}" | sed 's/^/  /'
+# From outside the harness, against the server that still runs.
 if [ "${SKIP_CLEANUP:-}" != 1 ] && [ -f "$run/state.json" ]; then
-  names=$(jq -r '.resources[]? | select(.kind=="capi-cluster") | .name' "$run/state.json" | sort -u)
+  names=$(jq -r '.resources[]? | select(.kind=="capi-cluster" or .kind=="kind-cluster") | .name' "$run/state.json" | sort -u)
   leaked=""
   for n in $names; do
-    leaked+=$(echo "$all" | grep -E "/$n-[^/]*$" || true)
+    for type in m f p; do
+      leaked+=$(bin/govc find / -type "$type" -name "$n*" 2>/dev/null | sed "s/^/vCenter ($type): /")$'\n'
+    done
   done
+  leaked+=$(docker ps -a --filter "label=tkg-e2e.vcsim=$vcsim_label" --format 'container {{.Names}} ({{.Status}})')$'\n'
+  # The kind clusters (bootstrap, move-back) joined the run's network too.
+  leaked+=$(docker network inspect "$vcsim_network" -f '{{range .Containers}}attached to {{.Name}}{{"\n"}}{{end}}' 2>/dev/null || true)
+  leaked=$(echo "$leaked" | sed '/^$/d')
   if [ -n "$leaked" ]; then
-    echo "vsphere-sim: VMs of the run's clusters are still in vCenter:"; echo "$leaked"; rc=1
+    echo "vsphere-sim: the run left these behind:"; echo "$leaked" | sed 's/^/  /'; rc=1
   else
-    say "no VM of the run's clusters ($(echo $names | tr '\n' ' ')) is left in vcsim"
+    say "nothing of the run's clusters ($(echo $names | tr '\n' ' ')) is left: no VM, folder or pool in vcsim, no VM container, nothing on the run's network"
   fi
 fi
-
-# A full rehearsal (no FOCUS) must show how far the vSphere flow went: the
-# OVA imported, CAPV installed, the management cluster's VMs cloned, powered
-# on, addressed and given provider IDs, then the classified stop.
-if [ -z "${FOCUS:-}" ] && [ -z "${RESUME:-}" ] && [ -f "$run/state.json" ]; then
-  jq -e '.stages.ova.status == "passed" and .stages.bootstrap.status == "passed"
-         and .stages.management.status == "stopped"
-         and (.stages.management.message | test("providerID"))' "$run/state.json" >/dev/null \
-    || { echo "vsphere-sim: the rehearsal did not reach the expected stop:"; jq '.stages' "$run/state.json"; rc=1; }
-  grep -q "path: /DC0/vm/tkg-e2e/$(jq -r '.resources[] | select(.kind=="capi-cluster" and .role=="management") | .name' "$run/state.json")-" \
-    "$run/vsphere/inventory.yaml" || { echo "vsphere-sim: vsphere/inventory.yaml lists no cloned VM of the management cluster"; rc=1; }
-  ls "$run"/clusters/bootstrap-*/pods/capv-system/*/manager.log >/dev/null 2>&1 \
-    || { echo "vsphere-sim: CAPV's log is not in the artifacts"; rc=1; }
-  [ $rc -ne 0 ] || say "rehearsal reached: $(jq -r '.stages.management.message' "$run/state.json" | head -1)"
+# What the rehearsal reached, from the run's own record: every stage it
+# started passed (a stage that stopped at a rehearsal limit or was skipped
+# for one that failed is named).
+if [ -f "$run/state.json" ] && [ -z "${RESUME:-}" ]; then
+  if ! jq -e '.stages | length > 0 and all(.[]; .status == "passed")' "$run/state.json" >/dev/null; then
+    echo "vsphere-sim: not every stage passed:"; jq -r '.stages | to_entries[] | "  \(.key): \(.value.status) \(.value.message // "" | .[0:300])"' "$run/state.json"; rc=1
+  else
+    say "stages passed: $(jq -r '.stages | to_entries | map("\(.key) \(.value.seconds // 0 | floor)s") | join(", ")' "$run/state.json")"
+  fi
+fi
+stop_vcsim
+trap - EXIT
+if [ -n "$(vcsim_leftovers)" ]; then
+  echo "vsphere-sim: left on the docker host after the server stopped:"; vcsim_leftovers | sed 's/^/  /'; rc=1
 fi
 exit $rc
