@@ -47,6 +47,8 @@ case_() {
   fi
 }
 
+# What lib-vcsim once exported on an engine whose bridge reports no gateway.
+case_ server-without-host 'vsphere.server: ":443" has no host' VSPHERE_SERVER=:443
 case_ wrong-thumbprint 'thumbprint' VSPHERE_TLS_THUMBPRINT=AA:BB:CC:DD:EE:FF:00:11:22:33:44:55:66:77:88:99:AA:BB:CC:DD
 case_ wrong-password '(incorrect user name or password|Login failure|InvalidLogin|cannot complete login)' VSPHERE_PASSWORD=wrong-password-1234
 case_ no-datacenter 'datacenter "/DC9" not found' -- 'vsphere: {datacenter: /DC9}'
