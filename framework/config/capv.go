@@ -110,13 +110,11 @@ func serverHost(s string) string {
 // serverHostname is the host part of a server written as a host, host:port
 // or an https URL; empty when there is none.
 func serverHostname(s string) string {
-	if u, err := url.Parse(s); err == nil && u.Scheme != "" && u.Opaque == "" {
-		return u.Hostname()
+	h := serverHost(s)
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		return host
 	}
-	if h, _, err := net.SplitHostPort(s); err == nil {
-		return h
-	}
-	return s
+	return h
 }
 
 func minorZero(v string) string {
