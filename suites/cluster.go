@@ -181,10 +181,7 @@ func vcenterLeakCheck(o CleanupOptions, kinds ...string) cleanup.LeakCheck {
 			return nil, checked, fmt.Errorf("vCenter leak check: %w", err)
 		}
 		var leaks []string
-		for _, vm := range vms {
-			if vm.Template {
-				continue
-			}
+		for _, vm := range withoutTemplates(vms) {
 			leaks = append(leaks, fmt.Sprintf("VM %s (%s, %s, ip %s): govc vm.destroy -vm.ipath '%s/%s'",
 				vm.Name, vm.Ref, vm.PowerState, dash(vm.IPAddress), o.Placement.Folder, vm.Name))
 		}

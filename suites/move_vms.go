@@ -25,15 +25,11 @@ func snapshotVMs(ctx context.Context, env *Env, cluster string) (*moveVMs, error
 	if !env.Config.UsesCAPV() {
 		return nil, nil
 	}
-	sess, err := vsphereSession(ctx, env, env.Interval(ScopePreflight, "connect"))
+	vms, err := clusterVMs(ctx, env, cluster, "before")
 	if err != nil {
-		return nil, fmt.Errorf("vCenter, before the move: %w", err)
+		return nil, err
 	}
-	vms, err := sess.ClusterVMs(ctx, placementOf(env.Config), []string{cluster})
-	if err != nil {
-		return nil, fmt.Errorf("listing the VMs of %s before the move: %w", cluster, err)
-	}
-	return &moveVMs{env: env, cluster: cluster, before: withoutTemplates(vms)}, nil
+	return &moveVMs{env: env, cluster: cluster, before: vms}, nil
 }
 
 // check compares the VMs after the move with those before, and says what
@@ -42,18 +38,31 @@ func (m *moveVMs) check(ctx context.Context) (string, error) {
 	if m == nil {
 		return "", nil
 	}
-	sess, err := vsphereSession(ctx, m.env, m.env.Interval(ScopePreflight, "connect"))
+	vms, err := clusterVMs(ctx, m.env, m.cluster, "after")
 	if err != nil {
-		return "", fmt.Errorf("vCenter, after the move: %w", err)
+		return "", err
 	}
-	vms, err := sess.ClusterVMs(ctx, placementOf(m.env.Config), []string{m.cluster})
+	return compareVMs(m.cluster, m.before, vms)
+}
+
+// clusterVMs lists the cluster's VMs (not templates) in the run's folder;
+// when ("before", "after") names the moment in its errors.
+func clusterVMs(ctx context.Context, env *Env, cluster, when string) ([]vsphere.VM, error) {
+	sess, err := vsphereSession(ctx, env, env.Interval(ScopePreflight, "connect"))
 	if err != nil {
-		return "", fmt.Errorf("listing the VMs of %s after the move: %w", m.cluster, err)
+		return nil, fmt.Errorf("vCenter, %s the move: %w", when, err)
 	}
-	return compareVMs(m.cluster, m.before, withoutTemplates(vms))
+	vms, err := sess.ClusterVMs(ctx, placementOf(env.Config), []string{cluster})
+	if err != nil {
+		return nil, fmt.Errorf("listing the VMs of %s %s the move: %w", cluster, when, err)
+	}
+	return withoutTemplates(vms), nil
 }
 
 func compareVMs(cluster string, before, after []vsphere.VM) (string, error) {
+	if len(before) == 0 {
+		return "", fmt.Errorf("vCenter lists no VM of %s before the move: nothing to compare (is vsphere.folder where CAPV clones?)", cluster)
+	}
 	key := func(v vsphere.VM) string { return v.Name + " (" + v.Ref + ")" }
 	was, is := map[string]vsphere.VM{}, map[string]vsphere.VM{}
 	for _, v := range before {
@@ -74,9 +83,6 @@ func compareVMs(cluster string, before, after []vsphere.VM) (string, error) {
 		} else if v.PowerState != was[k].PowerState {
 			off = append(off, fmt.Sprintf("%s %s -> %s", k, was[k].PowerState, v.PowerState))
 		}
-	}
-	if len(before) == 0 {
-		return "", fmt.Errorf("vCenter lists no VM of %s before the move: nothing to compare (is vsphere.folder where CAPV clones?)", cluster)
 	}
 	if len(gone)+len(added)+len(off) > 0 {
 		var parts []string
