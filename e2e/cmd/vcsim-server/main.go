@@ -63,16 +63,12 @@ func main() {
 	if *label == "" {
 		*label = fmt.Sprintf("pid-%d", os.Getpid())
 	}
-	vc.Labels = map[string]string{ContainerLabel: *label}
+	vc.Label = *label
 	if err := serve(*listen, *advertise, *username, *envFile, *folder, *pool, *hosts, vc); err != nil {
 		fmt.Fprintln(os.Stderr, "vcsim-server:", err)
 		os.Exit(1)
 	}
 }
-
-// ContainerLabel is on every container the server runs for a VM; its value
-// is the -label flag. vcsim labels none itself.
-const ContainerLabel = "tkg-e2e.vcsim"
 
 func serve(listen, advertise, username, envFile, folder, pool string, hosts int, vc vmContainers) error {
 	password := os.Getenv("VCSIM_PASSWORD")

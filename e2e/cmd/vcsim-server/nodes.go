@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -23,10 +22,14 @@ type vmContainers struct {
 	// NodeImages boot as Kubernetes nodes: systemd as PID 1, cloud-init
 	// reading CAPV's guestinfo. They need what kind gives its nodes.
 	NodeImages []string
-	// Labels go on every VM container, so what a stopped or killed server
-	// leaves behind can be found and removed (vcsim sets none).
-	Labels map[string]string
+	// Label is the value of ContainerLabel on every VM container, so what
+	// a stopped or killed server leaves behind can be found and removed
+	// (vcsim labels none itself).
+	Label string
 }
+
+// ContainerLabel is the key of the label every VM container gets.
+const ContainerLabel = "tkg-e2e.vcsim"
 
 // safeWord is what may go into the docker create line vcsim builds: it
 // joins its arguments into one `bash -c` string without quoting, so a
@@ -35,14 +38,9 @@ var safeWord = regexp.MustCompile(`^[A-Za-z0-9._:/=@+,-]+$`)
 
 func (v vmContainers) validate() error {
 	var bad []string
-	for _, w := range append([]string{v.Network}, v.NodeImages...) {
+	for _, w := range append([]string{v.Network, v.Label}, v.NodeImages...) {
 		if w != "" && !safeWord.MatchString(w) {
 			bad = append(bad, fmt.Sprintf("%q", w))
-		}
-	}
-	for k, val := range v.Labels {
-		if !safeWord.MatchString(k + "=" + val) {
-			bad = append(bad, fmt.Sprintf("label %q", k+"="+val))
 		}
 	}
 	if len(bad) > 0 {
@@ -117,8 +115,8 @@ func (v vmContainers) complete(name string, extra []types.BaseOptionValue) []typ
 // power-off takes a fraction of a second instead of docker's 10 s timeout.
 func (v vmContainers) flags(vmName, image string) []string {
 	var f []string
-	for _, k := range slices.Sorted(maps.Keys(v.Labels)) {
-		f = append(f, "--label", k+"="+v.Labels[k])
+	if v.Label != "" {
+		f = append(f, "--label", ContainerLabel+"="+v.Label)
 	}
 	if !slices.Contains(v.NodeImages, image) {
 		return f

@@ -27,7 +27,7 @@ func value(t *testing.T, ev []types.BaseOptionValue, key string) string {
 }
 
 func TestNodeVMsGetWhatANodeContainerNeedsOthersOnlyTheLabelAndNetwork(t *testing.T) {
-	vc := vmContainers{Network: "tkg-e2e-sim-1", NodeImages: []string{"localhost/node:v1"}, Labels: map[string]string{"tkg-e2e.vcsim": "run1"}}
+	vc := vmContainers{Network: "tkg-e2e-sim-1", NodeImages: []string{"localhost/node:v1"}, Label: "run1"}
 	got := vc.complete("mgmt-abc-x1", extra("RUN.container", `["localhost/node:v1"]`, "guestinfo.userdata", "e30="))
 	var args []string
 	if err := json.Unmarshal([]byte(value(t, got, "RUN.container")), &args); err != nil || len(args) != 1 {
@@ -68,13 +68,13 @@ func TestValuesThatWouldBreakVcsimsShellLineAreRefused(t *testing.T) {
 	for _, vc := range []vmContainers{
 		{Network: "a b"},
 		{NodeImages: []string{"img;rm -rf /"}},
-		{Labels: map[string]string{"k": "$(x)"}},
+		{Label: "$(x)"},
 	} {
 		if err := vc.validate(); err == nil {
 			t.Errorf("%+v accepted", vc)
 		}
 	}
-	if err := (vmContainers{Network: "tkg-e2e-sim-1", NodeImages: []string{"localhost/tkg-e2e/vsphere-sim-node:v1.33.1"}, Labels: map[string]string{"tkg-e2e.vcsim": "x"}}).validate(); err != nil {
+	if err := (vmContainers{Network: "tkg-e2e-sim-1", NodeImages: []string{"localhost/tkg-e2e/vsphere-sim-node:v1.33.1"}, Label: "x"}).validate(); err != nil {
 		t.Error(err)
 	}
 }
