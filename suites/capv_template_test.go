@@ -1,40 +1,22 @@
 package suites_test
 
 import (
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/tkg-e2e/harness/framework/capvtest"
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/suites"
 )
 
-// capvModule is the CAPV release the kit builds and the profile targets.
-const capvModule = "sigs.k8s.io/cluster-api-provider-vsphere@v1.16.1"
-
 // capvTemplate returns the default cluster template of the pinned CAPV
-// release, from the module cache (downloaded from the proxy if needed: the
-// harness never imports CAPV's Go code).
+// release.
 func capvTemplate(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "mod", "download", "-json", capvModule).Output()
-	if err != nil {
-		t.Fatalf("go mod download %s: %v (the test reads CAPV's own template; the module proxy serves this version)", capvModule, err)
-	}
-	var m struct{ Dir string }
-	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
-		t.Fatalf("go mod download -json %s: no Dir in %s", capvModule, out)
-	}
-	b, err := os.ReadFile(filepath.Join(m.Dir, "templates", "cluster-template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return string(capvtest.Template(t, "cluster-template.yaml"))
 }
 
 // requiredVariables are the ${VAR} references of a clusterctl template that

@@ -1,35 +1,18 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/tkg-e2e/harness/framework/capvtest"
 )
 
-const (
-	capvModule = "sigs.k8s.io/cluster-api-provider-vsphere@v1.16.1"
-	committed  = "../../../config/flavors/infrastructure-vsphere/v1.16.1/cluster-template-vcsim.yaml"
-)
+const committed = "../../../config/flavors/infrastructure-vsphere/v1.16.1/cluster-template-vcsim.yaml"
 
 func upstreamTemplate(t *testing.T) []byte {
-	t.Helper()
-	out, err := exec.Command("go", "mod", "download", "-json", capvModule).Output()
-	if err != nil {
-		t.Fatalf("go mod download %s: %v (the module proxy serves this version)", capvModule, err)
-	}
-	var m struct{ Dir string }
-	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
-		t.Fatalf("go mod download -json %s: no Dir in %s", capvModule, out)
-	}
-	b, err := os.ReadFile(filepath.Join(m.Dir, "templates", "cluster-template.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return capvtest.Template(t, "cluster-template.yaml")
 }
 
 func TestTheCommittedFlavorIsTheGeneratedOne(t *testing.T) {
@@ -43,7 +26,7 @@ func TestTheCommittedFlavorIsTheGeneratedOne(t *testing.T) {
 	}
 	if string(got) != string(want) {
 		t.Fatalf("%s is not what the generator makes of CAPV's template: regenerate it with\n  go run ./e2e/cmd/vcsim-flavor -upstream $(go mod download -json %s | jq -r .Dir)/templates/cluster-template.yaml -out %s",
-			committed, capvModule, strings.TrimPrefix(committed, "../../../"))
+			committed, capvtest.Module, strings.TrimPrefix(committed, "../../../"))
 	}
 }
 
