@@ -128,6 +128,10 @@ ova:
         DISTRO_ARCH: amd64
 EOF
 overrides="$root/config/vsphere-sim.overrides.yaml,$work/ova.overrides.yaml"
+# The vcsim flavor's folder is on this machine, not a testbed value (the
+# rehearsal script exports it too): without it the runs would expect it
+# from the lease's user data.
+export VSPHERE_SIM_FLAVORS=$root/config/flavors
 export BOSKOS_ACQUIRE_POLL=1s BOSKOS_HEARTBEAT=2s BOSKOS_ACQUIRE_TIMEOUT=5m
 
 say "1. the Boskos client against the real server"
