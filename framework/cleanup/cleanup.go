@@ -149,14 +149,15 @@ func deleteOne(ctx context.Context, s *run.State, p wait.Printer, del Deleter, r
 	if errors.As(err, &kept) {
 		return outcome{kept: fmt.Sprintf("%s: %s", r.Key(), kept.reason)}
 	}
+	took := time.Since(start)
 	if err == nil {
-		err = s.SetResourceState(r.Key(), "deleted")
+		err = s.MarkDeleted(r.Key(), how, took)
 	}
 	if err != nil {
 		p.Printf("cleanup: %s FAILED: %v", r.Key(), err)
 		return outcome{failed: fmt.Sprintf("%s: %v (by hand: %s)", r.Key(), err, r.DeleteHint)}
 	}
-	line := fmt.Sprintf("%s: %s in %s", r.Key(), how, time.Since(start).Round(100*time.Millisecond))
+	line := fmt.Sprintf("%s: %s in %s", r.Key(), how, took.Round(100*time.Millisecond))
 	p.Printf("cleanup: %s", line)
 	return outcome{deleted: line}
 }

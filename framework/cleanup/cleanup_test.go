@@ -55,10 +55,10 @@ func TestRunDeletesNewestFirstAndMarksDeleted(t *testing.T) {
 	if strings.Join(order, ",") != "broken,second,first" || len(rep.Deleted) != 2 || len(rep.Failed) != 1 {
 		t.Fatalf("order %v, report %+v", order, rep)
 	}
-	if r, _ := st.Resource("b", "second"); r.State != "deleted" {
-		t.Fatalf("second not marked deleted: %+v", r)
+	if r, _ := st.Resource("b", "second"); r.State != "deleted" || r.Deleted == nil || r.Deleted.How != "gone" {
+		t.Fatalf("second not marked deleted with how (the state is what CI reads): %+v", r)
 	}
-	if r, _ := st.Resource("a", "broken"); r.State == "deleted" {
+	if r, _ := st.Resource("a", "broken"); r.State == "deleted" || r.Deleted != nil {
 		t.Fatalf("broken marked deleted: %+v", r)
 	}
 }

@@ -62,7 +62,7 @@ func TestCleanupLeavesADecoyLabelledLikeTheRunsCluster(t *testing.T) {
 				{ID: "id-mgmt-lb", Name: mgmt + "-lb", Created: during, Labels: lbl(mgmt, node.RoleLoadBalancer)},
 				// A worker CAPD made after the run recorded the cluster's containers.
 				{ID: "id-mgmt-md", Name: mgmt + "-md-0-x", Created: during, Labels: lbl(mgmt, "worker")},
-				// scripts/test-decoy.sh's decoy: the label only, made while the run works.
+				// scripts/test-concurrent-runs.sh's decoy: the label only, made while the run works.
 				{ID: "id-decoy-kind", Name: kindName + "-decoy", Created: during, Labels: lbl(kindName, "")},
 				{ID: "id-decoy-mgmt", Name: mgmt + "-decoy", Created: during, Labels: lbl(mgmt, "")},
 				// A node of an older run that used the same name.

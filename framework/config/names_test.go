@@ -34,7 +34,7 @@ func TestRunNamesCarryTheShortIDUnlessTurnedOff(t *testing.T) {
 		t.Fatalf("resume names %s %s", cfg.Clusters.Management.Name, cfg.Clusters.Workload.Name)
 	}
 
-	// Turned off from the environment, as scripts/test-decoy.sh does.
+	// Turned off from the environment, as scripts/test-concurrent-runs.sh does.
 	p := fixture(t, replace("clusters:\n", "clusters:\n  uniqueNames: ${UNIQUE_CLUSTER_NAMES:-true}\n"))
 	cfg, ps = load(t, p, map[string]string{"UNIQUE_CLUSTER_NAMES": "false"})
 	if ps != nil {

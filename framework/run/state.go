@@ -8,6 +8,7 @@ package run
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -78,6 +79,16 @@ type Resource struct {
 	DeleteHint string `json:"deleteHint,omitempty"`
 	// Attributes hold kind-specific facts (template sha256, provider, ...).
 	Attributes map[string]string `json:"attributes,omitempty"`
+	// Deleted says how cleanup deleted it, for checks that read the state
+	// instead of the console's wording.
+	Deleted *Deletion `json:"deleted,omitempty"`
+}
+
+// Deletion is how and in how long cleanup deleted a resource.
+type Deletion struct {
+	// How: the deleter's words, e.g. "deleted through its management cluster".
+	How     string  `json:"how"`
+	Seconds float64 `json:"seconds"`
 }
 
 // Key identifies a resource.
@@ -271,6 +282,21 @@ func (s *State) SetResourceState(key, state string) error {
 	for i := range s.Resources {
 		if s.Resources[i].Key() == key {
 			s.Resources[i].State = state
+			return s.saveLocked()
+		}
+	}
+	return fmt.Errorf("state: no resource %s", key)
+}
+
+// MarkDeleted sets a resource's State to deleted and records how and in how
+// long.
+func (s *State) MarkDeleted(key, how string, took time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := range s.Resources {
+		if s.Resources[i].Key() == key {
+			s.Resources[i].State = "deleted"
+			s.Resources[i].Deleted = &Deletion{How: how, Seconds: math.Round(took.Seconds()*10) / 10}
 			return s.saveLocked()
 		}
 	}
