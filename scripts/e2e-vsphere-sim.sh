@@ -32,6 +32,20 @@ docker image inspect registry.k8s.io/capi-vsphere/cluster-api-vsphere-controller
   die "no CAPV image: prepare it with TESTBED_EXTRAS=capv make testbed (on a machine with registry access it is pulled)"
 docker image inspect "$node_image" >/dev/null 2>&1 ||
   die "no VM node image $node_image: build it with scripts/vsphere-sim-images.sh (make testbed does), or set VSPHERE_SIM_NODE_IMAGE to a node image with cloud-init"
+# Nothing can be pulled inside a VM here: what the vcsim flavor runs on every
+# VM (kube-vip, the vSphere CPI) and what conformance runs must be in the
+# node image (its label tkg-e2e.preloaded lists what is). A node image of a
+# machine with registry access may leave VSPHERE_SIM_PULL=1 and pull.
+if [ "${VSPHERE_SIM_PULL:-}" != 1 ]; then
+  k8s=${KUBERNETES_VERSION:-v1.33.1}
+  flavor=$root/config/flavors/infrastructure-vsphere/v1.16.1/cluster-template-vcsim.yaml
+  need=$(sed -n 's/^ *image: *//p' "$flavor" | sed "s/\${CPI_IMAGE_K8S_VERSION}/${k8s%.*}.0/" | sort -u)
+  need+=$'\n'"registry.k8s.io/conformance:$k8s"$'\n'"registry.k8s.io/e2e-test-images/agnhost:2.53"
+  have=$(docker image inspect -f '{{index .Config.Labels "tkg-e2e.preloaded"}}' "$node_image")
+  missing=$(for r in $need; do grep -qxF -- "$r" <<<"${have// /$'\n'}" || echo "$r"; done)
+  [ -z "$missing" ] ||
+    die "the VM node image $node_image does not hold $(echo $missing | sed 's/ /, /g') (the vcsim flavor's add-ons and the conformance images; it holds: ${have:-no tkg-e2e.preloaded label}), and a VM here cannot pull: rebuild it with scripts/vsphere-sim-images.sh (make testbed does), or set VSPHERE_SIM_PULL=1 on a machine with registry access"
+fi
 . "$root/scripts/lib-vcsim.sh"
 build_vcsim_tools
 trap stop_vcsim EXIT

@@ -60,6 +60,23 @@ create_run_network() {
   return 1
 }
 
+# check_vips: the control-plane endpoints must be addresses of the run's
+# network that docker never hands out (its upper half, .128-.254), and two
+# different ones; a VIP anywhere else is answered by nobody (kube-vip claims it
+# by ARP on the VMs' network) or collides with a container.
+check_vips() {
+  local v bad="" last
+  for v in MANAGEMENT_CONTROL_PLANE_ENDPOINT_IP WORKLOAD_CONTROL_PLANE_ENDPOINT_IP; do
+    last=${!v##*.}
+    if [ "${!v%.*}" != "$vcsim_subnet_prefix" ] || ! [[ $last =~ ^[0-9]+$ ]] || [ "$last" -lt 128 ] || [ "$last" -gt 254 ]; then
+      bad+="$v=${!v} is not in $vcsim_subnet_prefix.128-$vcsim_subnet_prefix.254, the part of the run's network $vcsim_network ($vcsim_subnet_prefix.0/24) docker does not hand out; "
+    fi
+  done
+  [ "$MANAGEMENT_CONTROL_PLANE_ENDPOINT_IP" != "$WORKLOAD_CONTROL_PLANE_ENDPOINT_IP" ] ||
+    bad+="MANAGEMENT_CONTROL_PLANE_ENDPOINT_IP and WORKLOAD_CONTROL_PLANE_ENDPOINT_IP are both $MANAGEMENT_CONTROL_PLANE_ENDPOINT_IP; "
+  [ -z "$bad" ] || { echo "vcsim: ${bad%; }: unset them (the rehearsal takes .200 and .201 of its network) or pick two addresses in that range" >&2; return 1; }
+}
+
 start_vcsim() {
   local port=${VCSIM_PORT:-443} gw
   vcsim_state=$(mktemp -d "${TMPDIR:-/tmp}/vsphere-sim.XXXXXX")
@@ -104,6 +121,7 @@ start_vcsim() {
   export VSPHERE_SIM_FLAVORS=$root/config/flavors
   export MANAGEMENT_CONTROL_PLANE_ENDPOINT_IP=${MANAGEMENT_CONTROL_PLANE_ENDPOINT_IP:-$vcsim_subnet_prefix.200}
   export WORKLOAD_CONTROL_PLANE_ENDPOINT_IP=${WORKLOAD_CONTROL_PLANE_ENDPOINT_IP:-$vcsim_subnet_prefix.201}
+  check_vips
   export GOVC_URL="https://$VSPHERE_SERVER/sdk" GOVC_USERNAME=$VSPHERE_USERNAME GOVC_PASSWORD=$VSPHERE_PASSWORD
   export GOVC_TLS_KNOWN_HOSTS=$vcsim_state/known_hosts
   echo "$VSPHERE_SERVER $VSPHERE_TLS_THUMBPRINT" > "$GOVC_TLS_KNOWN_HOSTS"

@@ -3,7 +3,9 @@
 # fix, and leaves nothing behind: each case runs `make e2e
 # CONFIG=config/vsphere.yaml FOCUS=bootstrap` against a vcsim server with one
 # value wrong, and checks the exit code, the message, the time it took and
-# that no kind cluster or vcsim VM appeared.
+# that no kind cluster or vcsim VM appeared. Then the rehearsal script's own
+# input (the VM node image, the control-plane VIPs): `make e2e-vsphere-sim`
+# with one value wrong fails before any VM, and leaves no network.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -58,5 +60,34 @@ case_ no-pool 'resource pool "/DC0/host/DC0_C0/Resources/nope" not found' -- 'vs
 case_ no-network 'network "net-nope" not found' -- 'vsphere: {network: net-nope}'
 case_ capv-variable-unset 'VSPHERE_SSH_AUTHORIZED_KEY' VSPHERE_SSH_AUTHORIZED_KEY=
 case_ endpoint-shared "CONTROL_PLANE_ENDPOINT_IP ${MANAGEMENT_CONTROL_PLANE_ENDPOINT_IP//./\\.} is also" WORKLOAD_CONTROL_PLANE_ENDPOINT_IP="$MANAGEMENT_CONTROL_PLANE_ENDPOINT_IP"
+# script_case NAME EXPECTED-REGEX ENV=VALUE...: make e2e-vsphere-sim with one
+# value wrong; it starts a server and network of its own.
+script_case() {
+  local name=$1 want=$2; shift 2
+  local out=$vcsim_state/$name.log start=$(date +%s) rc=0 nets_before nets
+  nets_before=$(docker network ls -q --filter label=tkg-e2e.vcsim | sort)
+  env "$@" FOCUS=bootstrap ARTIFACTS="$vcsim_state/run-$name" make e2e-vsphere-sim > "$out" 2>&1 || rc=$?
+  local secs=$(( $(date +%s) - start ))
+  local kinds; kinds=$(kind get clusters 2>/dev/null | sort || true)
+  nets=$(docker network ls -q --filter label=tkg-e2e.vcsim | sort)
+  if [ $rc -eq 0 ]; then
+    echo "FAIL $name: the rehearsal passed"; fails=$((fails+1))
+  elif ! grep -Eq "$want" "$out"; then
+    echo "FAIL $name: exit $rc, but no line matches /$want/:"; tail -8 "$out"; fails=$((fails+1))
+  elif [ "$kinds" != "$kinds_before" ] || [ "$nets" != "$nets_before" ]; then
+    echo "FAIL $name: something was left: kind clusters [$kinds] networks [$nets] (before: [$nets_before])"; fails=$((fails+1))
+  elif grep -q 'kind create\|Creating cluster' "$out"; then
+    echo "FAIL $name: a cluster was started before the error"; fails=$((fails+1))
+  else
+    echo "ok   $name: exit $rc in ${secs}s: $(grep -Eo "$want" "$out" | head -1)"
+  fi
+}
+script_case no-node-image 'no VM node image localhost/tkg-e2e/no-such-node:v0: build it with scripts/vsphere-sim-images.sh' \
+  VSPHERE_SIM_NODE_IMAGE=localhost/tkg-e2e/no-such-node:v0
+# The kit's plain kind node image: it boots, but holds neither kube-vip nor the CPI.
+script_case node-image-without-add-ons 'does not hold ghcr.io/kube-vip/kube-vip:v0.6.3, registry.k8s.io/cloud-pv-vsphere/cloud-provider-vsphere:v1.33.0' \
+  VSPHERE_SIM_NODE_IMAGE="${KIND_NODE_IMAGE:-kindest/node:v1.33.1}"
+script_case vip-outside-network 'MANAGEMENT_CONTROL_PLANE_ENDPOINT_IP=10.9.9.9 is not in 172\.29\.[0-9]+\.128-' \
+  MANAGEMENT_CONTROL_PLANE_ENDPOINT_IP=10.9.9.9
 say "done: $fails failure(s)"
 [ $fails -eq 0 ]

@@ -10,7 +10,10 @@
 #       runs so that the VM boots as a Kubernetes node: the kit's kind node
 #       image + cloud-init reading the VMware datasource from the VMX_GUESTINFO_*
 #       variables vcsim sets, with every image the node can need preloaded,
-#       because nothing can be pulled.
+#       because nothing can be pulled: the kit's, kube-vip and the CPI, and
+#       the conformance image and its test images (scripts/conformance-images.sh
+#       builds them first). The label tkg-e2e.preloaded lists them, so a
+#       rehearsal can check before any VM that what its flavor runs is there.
 # Like the kit, every output carries a key of its inputs (label tkg-e2e.key): a
 # warm run checks labels and returns in a second; a cold one compiles both
 # binaries (20 min on 2 cores while the kit compiled beside it) and builds the
@@ -24,6 +27,8 @@
 #      KIND_NODE_IMAGE (base, kindest/node:v1.33.1),
 #      VSPHERE_SIM_NODE_IMAGE (localhost/tkg-e2e/vsphere-sim-node:<base tag>),
 #      TESTBED_IMAGES_FILE (the kit's images.txt; set by its env.sh),
+#      VSPHERE_SIM_EXTRA_IMAGES (the conformance image and agnhost of
+#        scripts/conformance-images.sh; space-separated, in docker),
 #      VSPHERE_SIM_CACHE (binaries; default ~/.cache/tkg-e2e/vsphere-sim).
 set -euo pipefail
 log() { echo "[vsphere-sim-images +$((SECONDS))s] $*"; }
@@ -71,6 +76,11 @@ if [ -n "$want_node" ]; then
   done <"$images_txt"
   printf '%s\n' "${preload[@]}" | grep -q cluster-api-vsphere-controller ||
     die "$images_txt lists no CAPV image: build the kit with TESTBED_EXTRAS=capv (make testbed does by default)"
+  # The conformance stage runs on the rehearsal's workload cluster too.
+  for r in ${VSPHERE_SIM_EXTRA_IMAGES-registry.k8s.io/conformance:v1.33.1 registry.k8s.io/e2e-test-images/agnhost:2.53}; do
+    docker image inspect "$r" >/dev/null 2>&1 || die "$r is not in docker: run scripts/conformance-images.sh (make testbed does), or set VSPHERE_SIM_EXTRA_IMAGES"
+    preload+=("$r")
+  done
 fi
 
 # Keys of the inputs, kit-style: bump bin<N> when the build of the binaries
@@ -86,7 +96,7 @@ label() { docker image inspect -f '{{index .Config.Labels "tkg-e2e.key"}}' "$1" 
 node_key=""
 if [ -n "$want_node" ]; then
   ids=$(for r in "${preload[@]}"; do echo "$r=$(docker image inspect -f '{{.Id}}' "$r")"; done | sort | sha256sum | cut -c1-16)
-  node_key=$(printf '%s|%s|%s|%s|node3' "$(docker image inspect -f '{{.Id}}' "$base_image")" "$kv_key" "$cpi_key" "$ids" |
+  node_key=$(printf '%s|%s|%s|%s|node4' "$(docker image inspect -f '{{.Id}}' "$base_image")" "$kv_key" "$cpi_key" "$ids" |
     sha256sum | cut -c1-24)
 fi
 if { [ -z "$want_kv" ] || [ "$(label "$kube_vip_image")" = "$kv_key" ]; } &&
@@ -311,5 +321,6 @@ ep=$(docker image inspect -f '{{json .Config.Entrypoint}}' "$base_image")
 cmd=$(docker image inspect -f '{{json .Config.Cmd}}' "$base_image")
 [ "$cmd" != null ] || cmd='[]'
 docker commit --change "ENTRYPOINT $ep" --change "CMD $cmd" \
-  --change "LABEL tkg-e2e.key=$node_key" "$build_c" "$node_image" >/dev/null
+  --change "LABEL tkg-e2e.key=$node_key" --change "LABEL tkg-e2e.preloaded=\"$kube_vip_image $cpi_image ${preload[*]}\"" \
+  "$build_c" "$node_image" >/dev/null
 log "ready: $kube_vip_image $cpi_image $node_image"
