@@ -7,6 +7,13 @@
 #     FOCUS=move`), which leaves the source Cluster paused and objects on both
 #     sides; the run must still end within MAX_EXIT_SECONDS (default 90) of the
 #     signal, plus the deletes themselves.
+#   INTERRUPT_PROFILE=vsphere-sim: the same Ctrl-C during management create
+#     on the vSphere rehearsal (`make e2e-vsphere-sim FOCUS=management`: a
+#     vcsim server, real CAPV, VMs booting as nodes): the harness deletes the
+#     cluster through CAPV, and the rehearsal script's check from outside
+#     (no VM, folder or pool in vcsim, no VM container, no network of the
+#     run: outside-leak-check.txt in the run folder) must find nothing.
+#     MAX_EXIT_SECONDS defaults to 600 there (CAPV deletes the VMs).
 #
 # Starts the run in its own process group, waits for the stage, sends SIGINT
 # to the whole group as a terminal's Ctrl-C does, then checks that no
@@ -18,8 +25,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 stage=${INTERRUPT_STAGE:-management}
-max_exit=${MAX_EXIT_SECONDS:-90}
-artifacts=$root/artifacts/interrupt-$stage-$(date -u +%Y%m%d-%H%M%S)
+profile=${INTERRUPT_PROFILE:-local}
+case $profile in
+  local) max_exit=${MAX_EXIT_SECONDS:-90} ;;
+  vsphere-sim) max_exit=${MAX_EXIT_SECONDS:-600}; [ "$stage" = management ] || { echo "interrupt-test: INTERRUPT_PROFILE=vsphere-sim takes INTERRUPT_STAGE=management" >&2; exit 2; } ;;
+  *) echo "interrupt-test: INTERRUPT_PROFILE must be local or vsphere-sim" >&2; exit 2 ;;
+esac
+artifacts=$root/artifacts/interrupt-$profile-$stage-$(date -u +%Y%m%d-%H%M%S)
 log=$artifacts.log
 t0=$(date +%s)
 say() { echo "[interrupt-test +$(( $(date +%s) - t0 ))s] $*"; }
@@ -36,7 +48,11 @@ leftovers() {
 }
 
 say "starting make e2e FOCUS=$stage (log: $log)"
-setsid make e2e FOCUS="$stage" ARTIFACTS="$artifacts" >"$log" 2>&1 &
+if [ "$profile" = vsphere-sim ]; then
+  FOCUS=$stage ARTIFACTS=$artifacts setsid make e2e-vsphere-sim >"$log" 2>&1 &
+else
+  setsid make e2e FOCUS="$stage" ARTIFACTS="$artifacts" >"$log" 2>&1 &
+fi
 pid=$!
 pgid=$(ps -o pgid= "$pid" | tr -d ' ')
 
@@ -55,7 +71,12 @@ wait_for() { # what, condition...
 }
 mgmt_containers() {
   local m; m=$(jq -r '.resources[]? | select(.kind=="capi-cluster" and .role=="management") | .name' "$artifacts/state.json" 2>/dev/null)
-  [ -n "$m" ] && [ "$(docker ps --format '{{.Names}}' | grep -c "^${m}-")" -ge 2 ]
+  [ -n "$m" ] || return 1
+  if [ "$profile" = vsphere-sim ]; then # a VM of it powered on: vcsim runs a node container for it
+    [ "$(docker ps --filter label=tkg-e2e.vcsim --format '{{.Names}}' | grep -c -- "$m")" -ge 1 ]
+  else
+    [ "$(docker ps --format '{{.Names}}' | grep -c "^${m}-")" -ge 2 ]
+  fi
 }
 stage_running() { [ "$(jq -r ".stages.\"$stage\".status // empty" "$artifacts/state.json" 2>/dev/null)" = running ]; }
 move_under_way() { stage_running && grep -q 'clusterctl move -n' "$log"; }
@@ -78,6 +99,14 @@ exit_secs=$(( $(date +%s) - t_int ))
 say "run exited ${exit_secs}s after Ctrl-C"
 
 left=$(leftovers)
+if [ "$profile" = vsphere-sim ]; then
+  if [ ! -f "$artifacts/outside-leak-check.txt" ]; then
+    left+=$'\n'"the rehearsal script's check from outside did not run (no $artifacts/outside-leak-check.txt)"
+  else
+    left+=$'\n'$(cat "$artifacts/outside-leak-check.txt")
+  fi
+  left=$(echo "$left" | sed '/^$/d')
+fi
 cleanup_state=$(jq -r '.cleanup // "none"' "$artifacts/state.json")
 say "state file cleanup: $cleanup_state"
 say "$stage stage: $(jq -r ".stages.\"$stage\".status + \": \" + (.stages.\"$stage\".message // \"\" | .[0:160])" "$artifacts/state.json")"
@@ -98,4 +127,4 @@ if [ "$exit_secs" -gt "$max_exit" ]; then
   echo "interrupt-test: FAILED, the run took ${exit_secs}s to exit after Ctrl-C (bound: ${max_exit}s)" >&2
   exit 1
 fi
-say "PASSED: Ctrl-C during $stage: exited in ${exit_secs}s (bound ${max_exit}s), nothing left behind (no container, network or kind cluster of the run), reports written"
+say "PASSED: Ctrl-C during $stage ($profile): exited in ${exit_secs}s (bound ${max_exit}s), nothing left behind (no container, network or kind cluster of the run), reports written"

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # lifecycle-by-hand.sh - the local lifecycle with bare CLIs (kind, clusterctl, kubectl), timed per step,
-# as the baseline for the harness's overhead (framework/clusters TestLifecycleReal runs the same flow, less the
-# workload cluster's kapp-controller):
+# as the baseline for the harness's overhead (scripts/bench-flow.sh runs it beside `make e2e`):
 #   kind bootstrap -> clusterctl init -> management (1 CP + 1 worker) -> load images + clusterctl init +
 #   kapp-controller on it -> clusterctl move -> kind delete -> workload (1 CP + WL_WORKERS workers) -> its image +
 #   kapp-controller (the harness's workload stage installs kapp-controller too; steps workload-load, workload-kapp)

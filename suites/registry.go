@@ -84,6 +84,9 @@ type CleanupOptions struct {
 	// SelfHostedByID says SelfHosted is clusters.RemoveContainers, so such
 	// deletions may run beside others (clusters.DeletesAlone).
 	SelfHostedByID bool
+	// PrepareSelfHosted starts, before the deletions, what SelfHosted will
+	// need (cleanup.Input.Prepare); nil when it needs nothing ahead.
+	PrepareSelfHosted func(ctx context.Context, live []run.Resource) (release func())
 	// Managed, when set (cleanup.managed: removeContainers), deletes a
 	// cluster a management cluster manages instead of a Cluster API delete
 	// through that management cluster.
@@ -233,5 +236,6 @@ func (r *Registry) Cleanup(o CleanupOptions) cleanup.Input {
 	}
 	all.add(StageCleanup{}) // the maps exist even without a stage cleanup
 	return cleanup.Input{State: o.State, Deleters: all.Deleters, LeakChecks: all.LeakChecks, Progress: o.Progress, Prefix: o.Prefix,
-		Alone: func(res run.Resource) bool { f := all.Alone[res.Kind]; return f != nil && f(res) }}
+		Alone:   func(res run.Resource) bool { f := all.Alone[res.Kind]; return f != nil && f(res) },
+		Prepare: o.PrepareSelfHosted}
 }

@@ -3,6 +3,7 @@ package suites
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/bootstrap"
@@ -29,12 +30,15 @@ const removedManagedByContainerID = "by container ID because cleanup.managed is 
 // as cleanup.selfHosted says: moveBack (selfHostedDeleter, every provider)
 // or removeContainers (the run's recorded containers by ID; validation
 // allows it only when every infrastructure provider is docker). byID says
-// which of the two it is (CleanupOptions.SelfHostedByID).
-func selfHostedCleanup(env *Env, deleteTimeout, poll time.Duration) (f clusters.SelfHostedFunc, byID bool) {
+// which of the two it is (CleanupOptions.SelfHostedByID); prepare starts
+// moveBack's throw-away kind cluster ahead (CleanupOptions.PrepareSelfHosted).
+func selfHostedCleanup(env *Env, deleteTimeout, poll time.Duration) (f clusters.SelfHostedFunc, byID bool,
+	prepare func(context.Context, []run.Resource) func()) {
 	if env.Config != nil && env.Config.RemovesSelfHostedContainers() {
-		return clusters.RemoveContainers(removedByContainerID), true
+		return clusters.RemoveContainers(removedByContainerID), true, nil
 	}
-	return selfHostedDeleter(env, deleteTimeout, poll), false
+	t := &teardownCluster{env: env, deleteTimeout: deleteTimeout}
+	return selfHostedDeleter(env, t, deleteTimeout, poll), false, t.prepare
 }
 
 // selfHostedDeleter deletes a self-hosted management cluster as `tanzu
@@ -43,43 +47,120 @@ func selfHostedCleanup(env *Env, deleteTimeout, poll time.Duration) (f clusters.
 // then a Cluster API delete there, then the kind cluster goes. A management
 // cluster cannot delete itself, and removing its containers by label only
 // exists for CAPD (on vSphere it would leave every VM running).
-func selfHostedDeleter(env *Env, deleteTimeout, poll time.Duration) clusters.SelfHostedFunc {
+func selfHostedDeleter(env *Env, t *teardownCluster, deleteTimeout, poll time.Duration) clusters.SelfHostedFunc {
 	return func(ctx context.Context, r run.Resource) (string, error) {
-		cfg := env.Config
-		name := teardownKindName(cfg.Clusters.Bootstrap.Name)
-		kc := env.KubeconfigPath(name)
-		env.Printf("[cleanup] %s is self-hosted: moving it back into a throw-away kind cluster %s to delete it there", r.Key(), name)
-		// Bootstrap records the kind cluster in the run state first: if
-		// anything below fails, cleanup and the leak checks still see it.
-		_, err := bootstrap.Bootstrap(ctx, bootstrap.Input{Name: name, NodeImage: cfg.Clusters.Bootstrap.NodeImage, KubeconfigPath: kc,
-			Images: images(cfg, RoleBootstrap), ClusterctlConfigPath: env.ClusterctlConfig(""), Providers: providersOf(cfg), State: env.State,
-			CreatedBy: "cleanup", Timeouts: bootstrapTimeouts(env), Progress: env.Out, Prefix: "[cleanup]"})
-		defer func() {
-			del := kind.Deleter(deleteTimeout, env.Out, "[cleanup]")
-			key := run.Resource{Kind: kind.ResourceKind, Name: name}.Key()
-			if _, derr := del(context.WithoutCancel(ctx), run.Resource{Kind: kind.ResourceKind, Name: name, Kubeconfig: kc}); derr == nil {
-				_ = env.State.SetResourceState(key, "deleted")
-			} else {
-				env.Printf("[cleanup] deleting the throw-away kind cluster %s: %v", name, derr)
-			}
-		}()
-		if err != nil {
-			return "", fmt.Errorf("creating the throw-away bootstrap cluster %s to move %s back into: %w", name, r.Key(), err)
+		env.Printf("[cleanup] %s is self-hosted: moving it back into a throw-away kind cluster %s to delete it there", r.Key(), t.name())
+		t.start(ctx)
+		defer t.release()
+		if err := t.wait(ctx); err != nil {
+			return "", fmt.Errorf("creating the throw-away bootstrap cluster %s to move %s back into: %w", t.name(), r.Key(), err)
 		}
-		if err := move.Pivot(ctx, move.PivotInput{FromKubeconfig: r.Kubeconfig, ToKubeconfig: kc, Namespace: r.Namespace,
+		if err := move.Pivot(ctx, move.PivotInput{FromKubeconfig: r.Kubeconfig, ToKubeconfig: t.kubeconfig(), Namespace: r.Namespace,
 			ClusterctlConfigPath: env.ClusterctlConfig(""), Timeout: deleteTimeout, Progress: env.Out, Prefix: "[cleanup]"}); err != nil {
 			return "", err
 		}
-		k, err := kube.Connect(kc)
+		k, err := kube.Connect(t.kubeconfig())
 		if err != nil {
 			return "", err
 		}
 		if err := clusters.Delete(ctx, clusters.DeleteInput{Management: k, Namespace: r.Namespace, Name: r.Name,
 			Timeout: deleteTimeout, Interval: poll, Progress: env.Out, Prefix: "[cleanup]"}); err != nil {
-			return "", fmt.Errorf("deleting %s through the throw-away bootstrap cluster %s: %w", r.Key(), name, err)
+			return "", fmt.Errorf("deleting %s through the throw-away bootstrap cluster %s: %w", r.Key(), t.name(), err)
 		}
-		return fmt.Sprintf("moved back into throw-away kind cluster %s and deleted there", name), nil
+		return fmt.Sprintf("moved back into throw-away kind cluster %s and deleted there", t.name()), nil
 	}
+}
+
+// teardownCluster is the throw-away kind bootstrap cluster of a move-back.
+// Cleanup starts it before its first deletion when a self-hosted management
+// cluster is among the live resources (prepare), so that its ~90 s of kind
+// create and clusterctl init run while the workload cluster is deleted
+// through the management cluster, not after; the move-back then only moves
+// and deletes. The deleter starts it itself when nothing did (a
+// half-moved cluster found at cleanup time).
+type teardownCluster struct {
+	env           *Env
+	deleteTimeout time.Duration
+
+	once     sync.Once
+	done     chan struct{}
+	err      error
+	mu       sync.Mutex
+	released bool
+}
+
+func (t *teardownCluster) name() string {
+	return teardownKindName(t.env.Config.Clusters.Bootstrap.Name)
+}
+
+func (t *teardownCluster) kubeconfig() string { return t.env.KubeconfigPath(t.name()) }
+
+// prepare is cleanup.Input.Prepare: start the cluster if a self-hosted
+// management cluster is to be deleted.
+func (t *teardownCluster) prepare(ctx context.Context, live []run.Resource) func() {
+	if t.env.Config == nil {
+		return nil
+	}
+	for _, r := range live {
+		if r.Kind == clusters.ResourceKind && r.Attributes[clusters.AttrSelfHosted] == "true" {
+			t.env.Printf("[cleanup] creating the throw-away kind cluster %s for %s's move back now, while the deletions before it run", t.name(), r.Key())
+			t.start(ctx)
+			return t.release
+		}
+	}
+	return nil
+}
+
+// start creates the cluster in the background, once.
+func (t *teardownCluster) start(ctx context.Context) {
+	t.once.Do(func() {
+		t.done = make(chan struct{})
+		cfg, env := t.env.Config, t.env
+		go func() {
+			defer close(t.done)
+			// Bootstrap records the kind cluster in the run state first: if
+			// anything fails, release, cleanup and the leak checks still see it.
+			_, t.err = bootstrap.Bootstrap(ctx, bootstrap.Input{Name: t.name(), NodeImage: cfg.Clusters.Bootstrap.NodeImage,
+				KubeconfigPath: t.kubeconfig(), Images: images(cfg, RoleBootstrap), ClusterctlConfigPath: env.ClusterctlConfig(""),
+				Providers: providersOf(cfg), State: env.State, CreatedBy: "cleanup", Timeouts: bootstrapTimeouts(env),
+				Progress: env.Out, Prefix: "[cleanup]"})
+		}()
+	})
+}
+
+// wait returns once the cluster is ready or failed, or ctx ends.
+func (t *teardownCluster) wait(ctx context.Context) error {
+	select {
+	case <-t.done:
+		return t.err
+	case <-ctx.Done():
+		return fmt.Errorf("interrupted: %w", context.Cause(ctx))
+	}
+}
+
+// release deletes the cluster once it is no longer being created: after the
+// move-back, or at the end of cleanup when nothing used it. Later calls do
+// nothing.
+func (t *teardownCluster) release() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done == nil || t.released {
+		return
+	}
+	t.released = true
+	<-t.done // a create interrupted by ctx returns promptly
+	name := t.name()
+	key := run.Resource{Kind: kind.ResourceKind, Name: name}.Key()
+	if r, ok := t.env.State.Resource(kind.ResourceKind, name); !ok || r.State == "deleted" {
+		return
+	}
+	del := kind.Deleter(t.deleteTimeout, t.env.Out, "[cleanup]")
+	start := time.Now()
+	if _, err := del(context.Background(), run.Resource{Kind: kind.ResourceKind, Name: name, Kubeconfig: t.kubeconfig()}); err != nil {
+		t.env.Printf("[cleanup] deleting the throw-away kind cluster %s: %v", name, err)
+		return
+	}
+	_ = t.env.State.MarkDeleted(key, "deleted after the move back", time.Since(start))
 }
 
 // teardownKindName is the throw-away bootstrap cluster's name, within kind's

@@ -122,7 +122,7 @@ func (env *Env) CleanupOptions() CleanupOptions {
 	cluster, kind := env.Interval(ScopeCleanup, "delete-cluster"), env.Interval(ScopeCleanup, "delete-kind")
 	o := CleanupOptions{State: env.State, ClusterTimeout: cluster.Timeout, KindTimeout: kind.Timeout,
 		Interval: cluster.Poll, Progress: env.Out, Prefix: "[cleanup]"}
-	o.SelfHosted, o.SelfHostedByID = selfHostedCleanup(env, cluster.Timeout, cluster.Poll)
+	o.SelfHosted, o.SelfHostedByID, o.PrepareSelfHosted = selfHostedCleanup(env, cluster.Timeout, cluster.Poll)
 	if env.Config != nil && env.Config.RemovesManagedContainers() {
 		o.Managed = clusters.RemoveManaged(removedManagedByContainerID)
 	}

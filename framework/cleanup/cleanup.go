@@ -44,7 +44,14 @@ type Input struct {
 	// a management cluster, a move back, a vCenter template a clone may
 	// still use) waits for those before it and runs by itself. Nil deletes
 	// one at a time.
-	Alone    func(r run.Resource) bool
+	Alone func(r run.Resource) bool
+	// Prepare, if set, is called with the live resources before the first
+	// deletion, to start in the background what a later deletion needs
+	// (the throw-away kind cluster a self-hosted management cluster is
+	// moved back into, created while the workload cluster is deleted). The
+	// func it returns is called after the last deletion, also on failure or
+	// interruption, to remove what was prepared and not used; it may be nil.
+	Prepare  func(ctx context.Context, live []run.Resource) (release func())
 	Progress io.Writer
 	Prefix   string
 }
@@ -99,6 +106,11 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 	ctx = WithRun(ctx, in.State)
 	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	live := in.State.Live()
+	if in.Prepare != nil {
+		if release := in.Prepare(ctx, live); release != nil {
+			defer release()
+		}
+	}
 	outcomes := make([]outcome, len(live))
 	var beside sync.WaitGroup
 	for i, r := range live {

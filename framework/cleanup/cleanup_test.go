@@ -156,3 +156,39 @@ func TestRunDeletesConsecutiveAloneResourcesTogetherAndTheRestByThemselves(t *te
 		}
 	}
 }
+
+func TestRunPreparesBeforeTheFirstDeletionAndReleasesAfterTheLast(t *testing.T) {
+	st := newState(t, run.Resource{Kind: "a", Name: "mgmt", State: "ready"}, run.Resource{Kind: "a", Name: "wl", State: "ready"},
+		run.Resource{Kind: "a", Name: "gone", State: "deleted"})
+	var events []string
+	del := func(ctx context.Context, r run.Resource) (string, error) {
+		events = append(events, "delete "+r.Name)
+		return "gone", nil
+	}
+	prepare := func(ctx context.Context, live []run.Resource) func() {
+		var names []string
+		for _, r := range live {
+			names = append(names, r.Name)
+		}
+		events = append(events, "prepare "+strings.Join(names, ","))
+		return func() { events = append(events, "release") }
+	}
+	if _, err := Run(t.Context(), Input{State: st, Deleters: map[string]Deleter{"a": del}, Prepare: prepare}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(events, "; "); got != "prepare wl,mgmt; delete wl; delete mgmt; release" {
+		t.Fatalf("events: %s", got)
+	}
+	// A prepare with nothing to release, and an interrupted run: release still comes last.
+	events = nil
+	st = newState(t, run.Resource{Kind: "a", Name: "x", State: "ready"})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := Run(ctx, Input{State: st, Deleters: map[string]Deleter{"a": del}, Prepare: prepare})
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("want the interruption reported, got %v", err)
+	}
+	if got := strings.Join(events, "; "); got != "prepare x; release" {
+		t.Fatalf("events after an interruption: %s", got)
+	}
+}

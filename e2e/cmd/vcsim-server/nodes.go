@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -26,6 +27,9 @@ type vmContainers struct {
 	// a stopped or killed server leaves behind can be found and removed
 	// (vcsim labels none itself).
 	Label string
+	// ContainerState says whether the container of the VM named vmName
+	// exists and runs; nil asks docker (dockerContainerState).
+	ContainerState func(vmName string) (running, found bool)
 }
 
 // ContainerLabel is the key of the label every VM container gets.
@@ -55,18 +59,80 @@ func (v vmContainers) validate() error {
 // docker flags placed before the image reach docker (the simulator's own
 // extension point for this is the container registry, which only names an
 // image).
+//
+// Before a destroy or unregister of such a VM, it makes the VM's power state
+// the container's (settlePowerState).
 func (v vmContainers) handler(ctx *simulator.Context, m *simulator.Method) (mo.Reference, types.BaseMethodFault) {
-	if m.Name != "PowerOnVM_Task" || m.This.Type != "VirtualMachine" {
+	if m.This.Type != "VirtualMachine" {
 		return nil, nil
 	}
-	vm, ok := ctx.Map.Get(m.This).(*simulator.VirtualMachine)
-	if !ok {
-		return nil, nil
+	switch m.Name {
+	case "PowerOnVM_Task":
+		vm, ok := ctx.Map.Get(m.This).(*simulator.VirtualMachine)
+		if !ok {
+			return nil, nil
+		}
+		ctx.WithLock(vm, func() {
+			vm.Config.ExtraConfig = v.complete(vm.Name, vm.Config.ExtraConfig)
+		})
+	case "Destroy_Task", "UnregisterVM":
+		if vm, ok := ctx.Map.Get(m.This).(*simulator.VirtualMachine); ok {
+			v.settlePowerState(ctx, vm)
+		}
 	}
-	ctx.WithLock(vm, func() {
-		vm.Config.ExtraConfig = v.complete(vm.Name, vm.Config.ExtraConfig)
-	})
 	return nil, nil
+}
+
+// settlePowerState sets a container-backed VM that the model says is on,
+// but whose container has stopped, powered off. vcsim refreshes a VM from
+// `docker inspect` every VCSIM_INSPECT_INTERVAL; an inspect taken while a
+// power-off's `docker stop` was still running lands after the power-off
+// task and sets the VM back on for one interval. CAPV destroys a VM right
+// after powering it off, so its Destroy_Task failed with InvalidPowerState
+// and CAPV retried only a minute later, on every VM of every cluster
+// deleted. A vCenter's power state never goes back on by itself.
+func (v vmContainers) settlePowerState(ctx *simulator.Context, vm *simulator.VirtualMachine) {
+	var on, backed bool
+	var name string
+	ctx.WithLock(vm, func() {
+		name = vm.Name
+		on = vm.Runtime.PowerState == types.VirtualMachinePowerStatePoweredOn
+		for _, o := range vm.Config.ExtraConfig {
+			backed = backed || o.GetOptionValue().Key == simulator.ContainerBackingOptionKey
+		}
+	})
+	if !on || !backed {
+		return
+	}
+	state := v.ContainerState
+	if state == nil {
+		state = dockerContainerState
+	}
+	if running, found := state(name); !found || running {
+		return
+	}
+	ctx.Update(vm, []types.PropertyChange{
+		{Name: "runtime.powerState", Val: types.VirtualMachinePowerStatePoweredOff},
+		{Name: "summary.runtime.powerState", Val: types.VirtualMachinePowerStatePoweredOff},
+	})
+}
+
+// dockerContainerState finds the VM's container by the name vcsim gives it
+// (vcsim-<VM name>-<VM uuid>).
+func dockerContainerState(vmName string) (running, found bool) {
+	out, err := exec.Command("docker", "ps", "-a", "--filter", "name=^vcsim-"+vmName+"-", "--format", "{{.Names}} {{.State}}").Output()
+	if err != nil {
+		return false, false
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		n, st, ok := strings.Cut(line, " ")
+		// The name filter matches a prefix: vm-1 would match vm-10's too.
+		if !ok || !strings.HasPrefix(n, "vcsim-"+vmName+"-") || strings.Count(strings.TrimPrefix(n, "vcsim-"+vmName+"-"), "-") != 4 {
+			continue
+		}
+		return st == "running", true
+	}
+	return false, false
 }
 
 // complete returns the VM's extraConfig with the docker flags its

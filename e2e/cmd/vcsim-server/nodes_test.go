@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vmware/govmomi"
+	"github.com/vmware/govmomi/find"
+	"github.com/vmware/govmomi/simulator"
 	"github.com/vmware/govmomi/vim25/types"
 )
 
@@ -76,5 +79,67 @@ func TestValuesThatWouldBreakVcsimsShellLineAreRefused(t *testing.T) {
 	}
 	if err := (vmContainers{Network: "tkg-e2e-sim-1", NodeImages: []string{"localhost/tkg-e2e/vsphere-sim-node:v1.33.1"}, Label: "x"}).validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// A power-off's docker stop outlasts an inspect that vcsim then applies
+// after the power-off task: the model says on again for one inspect
+// interval. A destroy in that window must find the VM off, as a vCenter
+// would, when its container has stopped; and still fail when it runs.
+func TestDestroyRightAfterPowerOffFindsTheVMOffWhenItsContainerStopped(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		running, found     bool
+		wantDestroyFailure bool
+	}{
+		{name: "container stopped", running: false, found: true},
+		{name: "container running", running: true, found: true, wantDestroyFailure: true},
+		{name: "no container found", running: false, found: false, wantDestroyFailure: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := simulator.VPX()
+			if err := m.Create(); err != nil {
+				t.Fatal(err)
+			}
+			defer m.Remove()
+			var asked []string
+			vc := vmContainers{ContainerState: func(vm string) (bool, bool) { asked = append(asked, vm); return tc.running, tc.found }}
+			m.Map().Handler = vc.handler
+			s := m.Service.NewServer()
+			defer s.Close()
+			ctx := t.Context()
+			c, err := govmomi.NewClient(ctx, s.URL, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vms, err := find.NewFinder(c.Client, true).VirtualMachineList(ctx, "/DC0/vm/*")
+			if err != nil || len(vms) == 0 {
+				t.Fatalf("no VM in the model: %v", err)
+			}
+			vm := vms[0]
+			// vcsim's VPX VMs start powered on; mark this one as backed by a
+			// container without starting one (RUN.container after power-on).
+			sim := m.Map().Get(vm.Reference()).(*simulator.VirtualMachine)
+			simCtx := m.Service.Context
+			simCtx.WithLock(sim, func() {
+				sim.Config.ExtraConfig = append(sim.Config.ExtraConfig, &types.OptionValue{Key: simulator.ContainerBackingOptionKey, Value: `["busybox"]`})
+			})
+			task, err := vm.Destroy(ctx)
+			if err == nil {
+				err = task.Wait(ctx)
+			}
+			if tc.wantDestroyFailure {
+				if err == nil || !strings.Contains(err.Error(), "InvalidPowerState") {
+					t.Fatalf("destroy of a VM whose container runs (or is unknown): want InvalidPowerState, got %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("destroy of a VM whose container stopped: %v", err)
+			}
+			if len(asked) == 0 || asked[0] != vm.Name() {
+				t.Fatalf("asked about containers %v, want %s", asked, vm.Name())
+			}
+		})
 	}
 }
