@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -137,6 +138,9 @@ func podState(p *corev1.Pod, nodes map[string]*corev1.Node) PodState {
 	statuses := slices.Concat(p.Status.InitContainerStatuses, p.Status.ContainerStatuses)
 	for _, cs := range statuses {
 		ps.Restarts += cs.RestartCount
+		if justRestartedAfterFailure(cs) {
+			ps.Ready = false
+		}
 	}
 	if reason, msg := containerReason(statuses); reason != "" {
 		ps.Reason, ps.Message = reason, msg
@@ -164,11 +168,23 @@ func containerReason(statuses []corev1.ContainerStatus) (reason, message string)
 	// Between two crashes the container runs for a moment; the last
 	// termination is then the only trace of the crashloop.
 	for _, cs := range statuses {
-		if t := cs.LastTerminationState.Terminated; t != nil && !cs.Ready && t.ExitCode != 0 {
+		if t := cs.LastTerminationState.Terminated; t != nil && (!cs.Ready || justRestartedAfterFailure(cs)) && t.ExitCode != 0 {
 			return fmt.Sprintf("restarted (container %s last exited: %s, code %d)", cs.Name, t.Reason, t.ExitCode), t.Message
 		}
 	}
 	return "", ""
+}
+
+// crashSettle is how long a container must have run since it last failed
+// before its pod counts as ready. A crashlooping container without a
+// readiness probe is ready for the moment it runs between two crashes; a
+// check that polled at that moment passed it (seen under load, where that
+// moment lasts seconds). A pod that really recovered passes a poll later.
+const crashSettle = 30 * time.Second
+
+func justRestartedAfterFailure(cs corev1.ContainerStatus) bool {
+	t, r := cs.LastTerminationState.Terminated, cs.State.Running
+	return t != nil && t.ExitCode != 0 && r != nil && time.Since(r.StartedAt.Time) < crashSettle
 }
 
 func readinessProblems(ps PodState, wantReady bool, maxRestarts *int32) []string {

@@ -3,8 +3,10 @@ package placement
 import (
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tkg-e2e/harness/framework/assert"
 )
@@ -258,5 +260,27 @@ func TestEvaluateUnknownRole(t *testing.T) {
 	_, err := Evaluate(m, assert.WindowsWorkload, "w", Snapshot{})
 	if err == nil || !strings.Contains(err.Error(), `no column for role "windows-workload"`) {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// Between two crashes a container without a readiness probe is ready for a
+// moment: a pod whose container runs since less than crashSettle after a
+// failed exit is not ready yet; once it has run that long, it is.
+func TestPodJustRestartedAfterAFailureIsNotReadyYet(t *testing.T) {
+	pod := func(startedAgo time.Duration, lastExit int32) *corev1.Pod {
+		cs := corev1.ContainerStatus{Name: "c", Ready: true, RestartCount: 1,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Now().Add(-startedAgo))}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: lastExit, Reason: "Error"}}}
+		return &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{cs},
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
+	}
+	if ps := podState(pod(2*time.Second, 3), nil); ps.Ready || !strings.Contains(ps.Reason, "code 3") {
+		t.Errorf("running 2s after exit code 3: ready %v, reason %q; want not ready, the exit named", ps.Ready, ps.Reason)
+	}
+	if ps := podState(pod(crashSettle+time.Second, 3), nil); !ps.Ready {
+		t.Errorf("running %s after exit code 3: not ready (%q); want ready", crashSettle+time.Second, ps.Reason)
+	}
+	if ps := podState(pod(2*time.Second, 0), nil); !ps.Ready {
+		t.Errorf("running 2s after a clean exit: not ready (%q); want ready", ps.Reason)
 	}
 }
