@@ -7,7 +7,8 @@
 #      v1alpha1.data.packaging.carvel.dev to be Available (Package/PackageMetadata are served by it)
 #   4. go test -p 1 -run Real with HARNESS_TEST_KUBECONFIG pointing at the cluster (one package at a time:
 #      framework/health stops the node's kubelet, which no other test may see)
-#   5. framework/kind's TestCreateInterruptedReal (HARNESS_TEST_DOCKER=1): a kind create cancelled midway
+#   5. with HARNESS_TEST_DOCKER=1: framework/kind's TestCreateInterruptedReal (a kind create cancelled midway)
+#      and framework/conformance's TestJoinNetworkReal
 # The cluster is deleted on exit, also on failure or Ctrl-C (KEEP=1 keeps it and prints how to delete it).
 #
 # Needs the kit (testbed/README.md): `. /var/cache/testbed/out/env.sh` must work (TESTBED_ENV overrides the path).
@@ -92,13 +93,18 @@ grep -E '^(--- |ok|FAIL|PASS)' "$WORK/go-test.log" || true
 log "go test finished in $((SECONDS - s))s with exit code $rc"
 [ "$rc" -eq 0 ] || exit "$rc"
 
-# A kind create cancelled midway (its own cluster, which the test deletes):
-# the call returns promptly, the state recorded the cluster first, cleanup
-# and the leak checks leave nothing.
+# The tests that need Docker but no cluster of this script's: a kind create
+# cancelled midway (its own cluster, which the test deletes: the call
+# returns promptly, the state recorded the cluster first, cleanup and the
+# leak checks leave nothing), and the conformance container joining a
+# rehearsal's docker network.
 s=$SECONDS
 set +e
-HARNESS_TEST_DOCKER=1 go test -count=1 -timeout 10m -v -run '^TestCreateInterruptedReal$' ./framework/kind/ 2>&1 | tee "$WORK/go-test-kind.log"
+HARNESS_TEST_DOCKER=1 go test -count=1 -timeout 10m -v -run '^(TestCreateInterruptedReal|TestJoinNetworkReal)$' \
+  ./framework/kind/ ./framework/conformance/ 2>&1 | tee "$WORK/go-test-docker.log"
 rc=${PIPESTATUS[0]}
 set -e
-grep -q -- '--- PASS: TestCreateInterruptedReal' "$WORK/go-test-kind.log" || { log "TestCreateInterruptedReal did not pass (exit $rc)"; exit 1; }
-log "kind interrupt test finished in $((SECONDS - s))s"
+for t in TestCreateInterruptedReal TestJoinNetworkReal; do
+  grep -q -- "--- PASS: $t" "$WORK/go-test-docker.log" || { log "$t did not pass (exit $rc)"; exit 1; }
+done
+log "Docker tests finished in $((SECONDS - s))s"

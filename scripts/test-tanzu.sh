@@ -11,7 +11,7 @@
 #   echo-password       the CLI prints the vCenter password (vSphere profile, vcsim server)
 # Each failure case must end classified, with the CLI's lines quoted in SUMMARY.md, and leave nothing
 # behind (the run's cleanup "done: nothing left", no container or kind cluster of it in Docker).
-# CASES="clean hang" runs some. Needs the kit's environment (. /var/cache/testbed/out/env.sh).
+# CASES="clean hang" runs some; PARALLEL=1 runs the failure cases one at a time. Needs the kit's environment (. /var/cache/testbed/out/env.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -57,7 +57,11 @@ classified() {
 }
 finished() { say "   $name: exit $1 in $(( $(date +%s) - cs ))s"; }
 
-for c in $cases; do
+# run_case C: one case, in the globals above (run it in a subshell to run
+# cases side by side: each has its own folder, kind cluster names and
+# stand-in environment).
+run_case() {
+  local c=$1
   case $c in
   clean)
     start clean clean; rc=0
@@ -131,7 +135,38 @@ for c in $cases; do
     nothing_left ;;
   *) fail "unknown case $c" ;;
   esac
+}
+
+# The clean case is a whole flow and runs alone; the failure cases each make
+# one kind cluster and then mostly wait (for a timeout, a hang, a Ctrl-C),
+# so PARALLEL of them run side by side (default 3), each printing its lines
+# when it ends.
+parallel=${PARALLEL:-3}
+batch=()
+flush() {
+  local c f
+  for c in "${batch[@]}"; do wait "${pids[$c]}" || true; done
+  for c in "${batch[@]}"; do
+    cat "$work/$c.out"
+    f=$(grep -c '^FAIL ' "$work/$c.out" || true)
+    fails=$((fails + f))
+  done
+  batch=()
+}
+declare -A pids
+for c in $cases; do
+  if [ "$c" = clean ] || [ "$parallel" -le 1 ]; then
+    flush
+    run_case "$c"
+    continue
+  fi
+  mkdir -p "$work"
+  ( fails=0; run_case "$c"; exit 0 ) >"$work/$c.out" 2>&1 &
+  pids[$c]=$!
+  batch+=("$c")
+  [ ${#batch[@]} -lt "$parallel" ] || flush
 done
+flush
 if [ "$fails" -gt 0 ]; then say "$fails failure(s); logs and artifacts in $work"; exit 1; fi
 say "all cases passed ($cases)"
 rm -rf "$work"

@@ -82,9 +82,12 @@ type teardownCluster struct {
 	env           *Env
 	deleteTimeout time.Duration
 
-	once     sync.Once
-	done     chan struct{}
-	err      error
+	once sync.Once
+	done chan struct{}
+	err  error
+	// runCtx carries the run (cleanup.RunOf) for the delete in release:
+	// the kind deleter removes only what it can tell is the run's.
+	runCtx   context.Context
 	mu       sync.Mutex
 	released bool
 }
@@ -115,6 +118,7 @@ func (t *teardownCluster) prepare(ctx context.Context, live []run.Resource) func
 func (t *teardownCluster) start(ctx context.Context) {
 	t.once.Do(func() {
 		t.done = make(chan struct{})
+		t.runCtx = context.WithoutCancel(ctx)
 		cfg, env := t.env.Config, t.env
 		go func() {
 			defer close(t.done)
@@ -156,11 +160,13 @@ func (t *teardownCluster) release() {
 	}
 	del := kind.Deleter(t.deleteTimeout, t.env.Out, "[cleanup]")
 	start := time.Now()
-	if _, err := del(context.Background(), run.Resource{Kind: kind.ResourceKind, Name: name, Kubeconfig: t.kubeconfig()}); err != nil {
+	how, err := del(t.runCtx, run.Resource{Kind: kind.ResourceKind, Name: name, Kubeconfig: t.kubeconfig()})
+	if err != nil {
 		t.env.Printf("[cleanup] deleting the throw-away kind cluster %s: %v", name, err)
 		return
 	}
-	_ = t.env.State.MarkDeleted(key, "deleted after the move back", time.Since(start))
+	t.env.Printf("[cleanup] throw-away kind cluster %s: %s in %s", name, how, time.Since(start).Round(100*time.Millisecond))
+	_ = t.env.State.MarkDeleted(key, how, time.Since(start))
 }
 
 // teardownKindName is the throw-away bootstrap cluster's name, within kind's

@@ -154,6 +154,12 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 			res.Err = err.Error()
 		}
 	}()
+	joined := make(chan error, 1)
+	if net := os.Getenv("KIND_EXPERIMENTAL_DOCKER_NETWORK"); net != "" && net != "kind" {
+		go func() { joined <- joinNetwork(runCtx, in.Image, in.WorkDir, net, 500*time.Millisecond) }()
+	} else {
+		joined <- nil
+	}
 	runErr := kubetest.Run(runCtx, kubetest.RunInput{
 		ClusterProxy:       capiframework.NewClusterProxy(in.ClusterName, in.KubeconfigPath, in.Scheme),
 		ArtifactsDirectory: in.WorkDir,
@@ -163,7 +169,12 @@ func Run(ctx context.Context, in Input) (*Result, error) {
 		ClusterName:        in.ClusterName,
 	})
 	res.Duration = time.Since(start)
-	if runCtx.Err() != nil && ctx.Err() == nil {
+	timedOut := runCtx.Err() != nil && ctx.Err() == nil
+	cancel() // a joiner still looking gives up now
+	if err := <-joined; err != nil && !errors.Is(err, context.Canceled) {
+		runErr = errors.Join(runErr, err)
+	}
+	if timedOut {
 		runErr = fmt.Errorf("conformance tests did not finish within %s (interval conformance/run-conformance): %w", in.Timeout, runCtx.Err())
 	}
 
@@ -266,11 +277,27 @@ func ImagePresent(ctx context.Context, image string) error {
 // from workDir: kubetest names its container at random and labels nothing,
 // and another run may be running the same image at the same time.
 func removeOwnContainers(ctx context.Context, image, workDir string) error {
-	out, err := exec.CommandContext(ctx, "docker", "ps", "-aq", "--no-trunc", "--filter", "ancestor="+image).Output()
+	ids, err := ownContainers(ctx, image, workDir)
 	if err != nil {
-		return fmt.Errorf("listing conformance containers: %w", err)
+		return err
 	}
 	var errs []error
+	for _, id := range ids {
+		if o, err := exec.CommandContext(ctx, "docker", "rm", "-f", "-v", id).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("removing conformance container %.12s: %s", id, strings.TrimSpace(string(o))))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ownContainers are the containers of image that mount a file from workDir:
+// kubetest's, for this run (workDir is the run's private folder).
+func ownContainers(ctx context.Context, image, workDir string) ([]string, error) {
+	out, err := exec.CommandContext(ctx, "docker", "ps", "-aq", "--no-trunc", "--filter", "ancestor="+image).Output()
+	if err != nil {
+		return nil, fmt.Errorf("listing conformance containers: %w", err)
+	}
+	var ids []string
 	for _, id := range strings.Fields(string(out)) {
 		mounts, err := exec.CommandContext(ctx, "docker", "inspect", "-f", "{{range .Mounts}}{{.Source}}\n{{end}}", id).Output()
 		if err != nil {
@@ -278,12 +305,41 @@ func removeOwnContainers(ctx context.Context, image, workDir string) error {
 		}
 		for _, m := range strings.Fields(string(mounts)) {
 			if m == workDir || strings.HasPrefix(m, workDir+string(filepath.Separator)) {
-				if o, err := exec.CommandContext(ctx, "docker", "rm", "-f", "-v", id).CombinedOutput(); err != nil {
-					errs = append(errs, fmt.Errorf("removing conformance container %.12s: %s", id, strings.TrimSpace(string(o))))
-				}
+				ids = append(ids, id)
 				break
 			}
 		}
 	}
-	return errors.Join(errs...)
+	return ids, nil
+}
+
+// joinNetwork connects kubetest's container to network as soon as it
+// exists. Cluster API's kubetest always starts it on docker network "kind";
+// a cluster whose nodes and control-plane endpoint live on another network
+// (KIND_EXPERIMENTAL_DOCKER_NETWORK: the vSphere rehearsal's VMs and VIPs)
+// is out of its reach there, as docker isolates bridge networks from each
+// other. e2e.test retries its first API calls for a minute and more, so
+// joining within seconds of the start is in time. It returns when joined
+// or when ctx (the run) ends.
+func joinNetwork(ctx context.Context, image, workDir, network string, poll time.Duration) error {
+	for {
+		ids, err := ownContainers(ctx, image, workDir)
+		if err == nil && len(ids) > 0 {
+			for _, id := range ids {
+				if o, err := exec.CommandContext(ctx, "docker", "network", "connect", network, id).CombinedOutput(); err != nil &&
+					!strings.Contains(string(o), "already exists") {
+					return fmt.Errorf("connecting conformance container %.12s to docker network %s: %s", id, network, strings.TrimSpace(string(o)))
+				}
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if err != nil {
+				return fmt.Errorf("no conformance container of %s found to connect to docker network %s: %w", image, network, err)
+			}
+			return ctx.Err()
+		case <-time.After(poll):
+		}
+	}
 }
