@@ -169,6 +169,8 @@ if alive "${pid[b]}" || [ -n "$seen" ]; then
     fail "after run A's cleanup, run B lost containers: ${missing:-none recorded or labelled yet}"
   fi
 fi
+# B, started later, may record its node only now.
+while alive "${pid[b]}"; do plant_decoys; sleep 2; done
 rc[b]=0
 wait "${pid[b]}" || rc[b]=$?
 end[b]=$(date +%s)
