@@ -269,7 +269,7 @@ func TestEvaluateUnknownRole(t *testing.T) {
 func TestPodJustRestartedAfterAFailureIsNotReadyYet(t *testing.T) {
 	pod := func(startedAgo time.Duration, lastExit int32) *corev1.Pod {
 		cs := corev1.ContainerStatus{Name: "c", Ready: true, RestartCount: 1,
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Now().Add(-startedAgo))}},
+			State:                corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(time.Now().Add(-startedAgo))}},
 			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: lastExit, Reason: "Error"}}}
 		return &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{cs},
 			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
