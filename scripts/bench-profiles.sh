@@ -33,9 +33,9 @@ done
 # rows RUN: "<row>\t<seconds>" for every stage, each cluster's cleanup, and the wall time.
 rows() {
   jq -r '
-    (.stages | to_entries[] | select(.value.seconds != null) | "\(.key)\t\(.value.seconds)"),
+    (.stages | to_entries[] | select(.value.seconds != null and .value.status != "reused") | "\(.key)\t\(.value.seconds)"),
     (.resources[] | select(.deleted != null and (.kind == "capi-cluster" or .kind == "kind-cluster"))
-       | "cleanup: \(.role // .createdBy) (\(.deleted.how | sub(" [^ ]+-teardown"; "") | .[0:40]))\t\(.deleted.seconds)"),
+       | "cleanup: \(.kind) \(.role // .createdBy)\(if (.name | test("-teardown$")) then " (move-back throw-away)" else "" end)\t\(.deleted.seconds)"),
     "wall time (started to last update)\t\((.updated | sub("\\.[0-9]+"; "") | fromdateiso8601) - (.started | sub("\\.[0-9]+"; "") | fromdateiso8601))"
   ' "$1/state.json"
 }

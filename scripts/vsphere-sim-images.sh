@@ -96,7 +96,7 @@ label() { docker image inspect -f '{{index .Config.Labels "tkg-e2e.key"}}' "$1" 
 node_key=""
 if [ -n "$want_node" ]; then
   ids=$(for r in "${preload[@]}"; do echo "$r=$(docker image inspect -f '{{.Id}}' "$r")"; done | sort | sha256sum | cut -c1-16)
-  node_key=$(printf '%s|%s|%s|%s|node4' "$(docker image inspect -f '{{.Id}}' "$base_image")" "$kv_key" "$cpi_key" "$ids" |
+  node_key=$(printf '%s|%s|%s|%s|node5' "$(docker image inspect -f '{{.Id}}' "$base_image")" "$kv_key" "$cpi_key" "$ids" |
     sha256sum | cut -c1-24)
 fi
 if { [ -z "$want_kv" ] || [ "$(label "$kube_vip_image")" = "$kv_key" ]; } &&
@@ -268,10 +268,13 @@ chmod 0755 /usr/local/bin/kubeadm
 # The kubelet's hard eviction thresholds are fractions of the filesystem it
 # sees, and a VM's disk here is the host's, shared with everything else on
 # it: at 85 % used the kubelet reports DiskPressure and no Machine becomes
-# Available. kind and CAPD turn these thresholds off for their container
-# nodes the same way.
+# Available. Its image garbage collection starts at 85 % too, and removes
+# the preloaded images nothing can pull back, pause (the sandbox image)
+# among them: a CI run's conformance then waited on pods that never got a
+# sandbox. kind and CAPD turn both off for their container nodes the same
+# way (imageGCHighThresholdPercent: 100).
 f=/etc/default/kubelet
-ev='--eviction-hard=nodefs.available<0%,nodefs.inodesFree<0%,imagefs.available<0%'
+ev='--eviction-hard=nodefs.available<0%,nodefs.inodesFree<0%,imagefs.available<0% --image-gc-high-threshold=100 --image-gc-low-threshold=99'
 if grep -q '^KUBELET_EXTRA_ARGS=' "$f" 2>/dev/null; then
   sed -i "s|^KUBELET_EXTRA_ARGS=.*|& $ev|" "$f"
 else
