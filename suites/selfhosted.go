@@ -87,9 +87,8 @@ type teardownCluster struct {
 	err  error
 	// runCtx carries the run (cleanup.RunOf) for the delete in release:
 	// the kind deleter removes only what it can tell is the run's.
-	runCtx   context.Context
-	mu       sync.Mutex
-	released bool
+	runCtx      context.Context
+	releaseOnce sync.Once
 }
 
 func (t *teardownCluster) name() string {
@@ -145,13 +144,12 @@ func (t *teardownCluster) wait(ctx context.Context) error {
 // release deletes the cluster once it is no longer being created: after the
 // move-back, or at the end of cleanup when nothing used it. Later calls do
 // nothing.
-func (t *teardownCluster) release() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.done == nil || t.released {
+func (t *teardownCluster) release() { t.releaseOnce.Do(t.deleteCluster) }
+
+func (t *teardownCluster) deleteCluster() {
+	if t.done == nil {
 		return
 	}
-	t.released = true
 	<-t.done // a create interrupted by ctx returns promptly
 	name := t.name()
 	key := run.Resource{Kind: kind.ResourceKind, Name: name}.Key()

@@ -277,11 +277,16 @@ func (s *State) PutResource(r Resource) error {
 
 // SetResourceState changes the State of a resource by Key.
 func (s *State) SetResourceState(key, state string) error {
+	return s.updateResource(key, func(r *Resource) { r.State = state })
+}
+
+// updateResource applies change to the resource with key and saves.
+func (s *State) updateResource(key string, change func(*Resource)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range s.Resources {
 		if s.Resources[i].Key() == key {
-			s.Resources[i].State = state
+			change(&s.Resources[i])
 			return s.saveLocked()
 		}
 	}
@@ -291,16 +296,10 @@ func (s *State) SetResourceState(key, state string) error {
 // MarkDeleted sets a resource's State to deleted and records how and in how
 // long.
 func (s *State) MarkDeleted(key, how string, took time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for i := range s.Resources {
-		if s.Resources[i].Key() == key {
-			s.Resources[i].State = "deleted"
-			s.Resources[i].Deleted = &Deletion{How: how, Seconds: math.Round(took.Seconds()*10) / 10}
-			return s.saveLocked()
-		}
-	}
-	return fmt.Errorf("state: no resource %s", key)
+	return s.updateResource(key, func(r *Resource) {
+		r.State = "deleted"
+		r.Deleted = &Deletion{How: how, Seconds: math.Round(took.Seconds()*10) / 10}
+	})
 }
 
 // Resource finds a resource by kind and role (for clusters) or name.
