@@ -148,10 +148,12 @@ clean: ## Remove bin/ (artifacts/ is kept)
 MANAGEMENT_KUBECONFIG       ?=##               make verify: kubeconfig of a management cluster
 WORKLOAD_KUBECONFIG         ?=##               make verify: kubeconfig of a workload cluster
 WINDOWS_WORKLOAD_KUBECONFIG ?=##               make verify: kubeconfig of a Windows workload cluster
+READ_ONLY                   ?=##               make verify: 1 = write nothing to the clusters (smoke left out, reported as skipped)
 
 .PHONY: verify
-verify: $(GINKGO) $(HARNESS) ## Run health, placement and packages against existing clusters (MANAGEMENT_KUBECONFIG, WORKLOAD_KUBECONFIG, ...)
+verify: $(GINKGO) $(HARNESS) ## Run health, smoke, placement and packages against existing clusters (MANAGEMENT_KUBECONFIG, WORKLOAD_KUBECONFIG, READ_ONLY, ...)
 	$(SELECT); $(GINKGO) -v --no-color --fail-on-empty "$${sel[@]}" ./e2e/verify -- \
+	  $(if $(filter 1,$(READ_ONLY)),-e2e.read-only) \
 	  -e2e.config=$(abspath $(CONFIG)) $(if $(CONFIG_OVERRIDES),-e2e.config-overrides='$(CONFIG_OVERRIDES)') \
 	  $(if $(ARTIFACTS),-e2e.artifacts-folder=$(abspath $(ARTIFACTS))) \
 	  $(if $(MANAGEMENT_KUBECONFIG),-e2e.management-kubeconfig=$(abspath $(MANAGEMENT_KUBECONFIG))) \

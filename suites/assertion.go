@@ -78,7 +78,7 @@ func AssertionSpec(_ context.Context, it string, inputGetter func() AssertionSpe
 			if err != nil {
 				return err
 			}
-			out, err := assert.Run(ctx, check, targets, w, assert.Options{Timeout: input.Wait.Timeout, Interval: input.Wait.Poll,
+			out, err := assert.Run(ctx, check, targets, w, assert.Options{Timeout: input.Wait.Timeout, Interval: input.Wait.Poll, Grace: input.Wait.Grace,
 				Redactor: env.Redactor, Progress: env.Out})
 			if err != nil {
 				return err

@@ -51,6 +51,10 @@ type Env struct {
 	// External means the clusters were built by something else (make verify):
 	// stages do not require the lifecycle stages to have passed, and nothing is cleaned up.
 	External bool
+	// ReadOnly keeps the checks from writing to the clusters (make verify
+	// READ_ONLY=1): no smoke workload, no scratch namespace for the
+	// admission probe. What that leaves out is reported as skipped.
+	ReadOnly bool
 
 	mu       sync.Mutex
 	clusters map[string]*Cluster

@@ -9,17 +9,20 @@ import (
 // Health checks every cluster of the run as TKG's own qualification does
 // ("Verifying number of nodes and k8s"): the configured node count, every
 // node Ready without pressure at the configured kubelet version, every
-// APIService Available, no admission webhook without endpoints.
+// APIService Available, every admission webhook answering a dry-run
+// request (READ_ONLY=1: without a scratch namespace for the probes).
 var Health = assertionStage(stages.Definition{Name: "health", Needs: []string{"workload"}, Category: stages.Infrastructure,
-	Intervals: []string{"wait-healthy"}, Doc: "node count, node Ready / pressure / kubelet version, APIServices Available, webhooks with endpoints, on every cluster"},
+	Intervals: []string{"wait-healthy"}, Doc: "node count, node Ready / pressure / kubelet version, APIServices Available, webhooks answering a dry-run create, on every cluster"},
 	"has the configured nodes, all Ready at the configured version, every APIService and webhook served",
 	func(e *Env) (assert.Check, error) {
-		return health.NewCheck(func(t assert.Target) (health.Expectation, bool) {
+		c := health.NewCheck(func(t assert.Target) (health.Expectation, bool) {
 			cl, ok := e.Config.ClusterOf(t.Role)
 			if !ok {
 				return health.Expectation{}, false
 			}
 			return health.Expectation{ControlPlaneNodes: cl.ControlPlaneMachineCount, WorkerNodes: cl.WorkerMachineCount,
 				KubernetesVersion: cl.KubernetesVersion}, true
-		}), nil
+		})
+		c.ReadOnly = e.ReadOnly
+		return c, nil
 	}, nil)

@@ -31,6 +31,8 @@ type EnvOptions struct {
 	SkipCleanup   bool
 	// External: the clusters come from elsewhere (make verify).
 	External bool
+	// ReadOnly: the checks must not write to the clusters (Env.ReadOnly).
+	ReadOnly bool
 	// Out receives progress (GinkgoWriter); the Env wraps it in the redactor.
 	Out io.Writer
 	// Context bounds the wait for a leased testbed (profile lease:); Ctrl-C
@@ -52,7 +54,7 @@ func NewEnv(o EnvOptions) (*Env, error) {
 		return nil, err
 	}
 	env := &Env{Registry: o.Registry, ArtifactFolder: folder, Redactor: redact.New(), Resume: o.Resume,
-		SkipCleanup: o.SkipCleanup, External: o.External}
+		SkipCleanup: o.SkipCleanup, External: o.External, ReadOnly: o.ReadOnly}
 	env.Out = env.Redactor.Writer(o.Out)
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return env, fmt.Errorf("cannot create the artifacts folder %s: %w", folder, err)

@@ -62,7 +62,7 @@ func SmokeSpec(_ context.Context, inputGetter func() SmokeSpecInput) {
 				return err
 			}
 			res, err := smoke.Run(ctx, smoke.Input{Cluster: k, ClusterName: c.Name, Image: input.Image, Timeout: input.Wait.Timeout,
-				Poll: input.Wait.Poll, RequireCrossNode: input.RequireCrossNode, Progress: env.Out, Prefix: "[smoke]", Redactor: env.Redactor})
+				Poll: input.Wait.Poll, Grace: input.Wait.Grace, RequireCrossNode: input.RequireCrossNode, Progress: env.Out, Prefix: "[smoke]", Redactor: env.Redactor})
 			if res != nil {
 				w, werr := env.newWriter(env.ArtifactFolder)
 				if werr == nil {

@@ -1,6 +1,11 @@
-// Package verify runs the assertion stages (health, placement, packages) against
-// clusters built by anything else: `make verify MANAGEMENT_KUBECONFIG=...
-// WORKLOAD_KUBECONFIG=... [WINDOWS_WORKLOAD_KUBECONFIG=...]`.
+// Package verify runs the check stages (health, smoke, placement, packages)
+// against clusters built by anything else: `make verify
+// MANAGEMENT_KUBECONFIG=... WORKLOAD_KUBECONFIG=...
+// [WINDOWS_WORKLOAD_KUBECONFIG=...] [READ_ONLY=1]`. Smoke makes the workload
+// cluster do work (a Deployment, a Service, DNS, traffic across nodes) in a
+// namespace of its own that it removes, also on Ctrl-C; READ_ONLY=1 leaves
+// it out (reported as skipped, with why) for clusters that must not be
+// written to.
 package verify
 
 import (
@@ -26,6 +31,7 @@ var (
 	wlKubeconfig   = flag.String("e2e.workload-kubeconfig", "", "kubeconfig of the workload cluster")
 	winKubeconfig  = flag.String("e2e.windows-workload-kubeconfig", "", "kubeconfig of a Windows workload cluster")
 	wlName         = flag.String("e2e.workload-name", "", "workload cluster name, for package names like <cluster>-antrea (default: from config)")
+	readOnly       = flag.Bool("e2e.read-only", false, "write nothing to the clusters: no smoke workload, no scratch namespace for the admission probe")
 )
 
 var env *suites.Env
@@ -47,7 +53,7 @@ var _ = BeforeSuite(func() {
 		overrides = strings.Split(*configOverride, ",")
 	}
 	env, err = suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: *configPath, Overrides: overrides, ArtifactFolder: folder,
-		External: true, Out: GinkgoWriter})
+		External: true, ReadOnly: *readOnly, Out: GinkgoWriter})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(suites.ProtectSecrets(env)).To(Succeed())
 	cfg := env.Config
@@ -79,9 +85,14 @@ var _ = ReportAfterSuite("verify report", func(ctx SpecContext, report Report) {
 // The check stages of the lifecycle registry, without their prerequisites:
 // the clusters come from elsewhere.
 var _ = Describe("Conformance checks", func() {
-	for _, name := range []string{"health", "placement", "packages"} {
+	for _, name := range []string{"health", "smoke", "placement", "packages"} {
 		s, _ := suites.Lifecycle.Stage(name)
 		Context(s.Name, Label(s.Name), func() {
+			if name == "smoke" && *readOnly {
+				suites.LeftOutReadOnly(name, "it creates a namespace, a Deployment, a Service and pods on the workload cluster",
+					func() *suites.Env { return env })
+				return
+			}
 			s.Spec(context.Background(), func() *suites.Env { return env })
 		})
 	}

@@ -39,6 +39,10 @@ type Options struct {
 	Timeout time.Duration
 	// Interval between polls; zero lets wait.For choose.
 	Interval time.Duration
+	// Grace is how long a report may stay stuck (StuckCause of its rows, or
+	// its own Stuck) before the check ends with that cause; 0 is
+	// wait.DefaultGrace.
+	Grace time.Duration
 	// Progress receives the wait's progress lines; nil is silent.
 	Progress io.Writer
 	// Prefix starts every progress line; it defaults to "[<check name>]".
@@ -108,6 +112,17 @@ type Probe interface {
 	Finish(ctx context.Context, last Report, settled bool) error
 }
 
+// Closer is a Probe that makes something on the cluster (a scratch
+// namespace) which its Finish removes: when the wait ends without Finish (an
+// interrupt), CheckTarget calls Close instead, with a context of its own.
+type Closer interface {
+	Close(ctx context.Context) error
+}
+
+// closeTimeout bounds a Close after an interrupt: the run is ending, and a
+// deletion the API server accepted completes without the harness.
+const closeTimeout = 30 * time.Second
+
 // Report is one target's evaluation.
 type Report interface {
 	// Rows are the check's rows in the shared shape, in file order.
@@ -121,16 +136,43 @@ type Report interface {
 	Failure(waited time.Duration) string
 }
 
-// FailedError is returned for a target that still fails at the deadline.
+// Stucker is a Report that knows a failure that cannot fix itself other
+// than from its rows' Stuck causes.
+type Stucker interface {
+	// Stuck is the cause, or "" while the report may still pass.
+	Stuck() string
+}
+
+// stuckOf is the report's own cause, else its rows'.
+func stuckOf(r Report) string {
+	if s, ok := r.(Stucker); ok {
+		if cause := s.Stuck(); cause != "" {
+			return cause
+		}
+	}
+	return StuckCause(r.Rows())
+}
+
+// FailedError is returned for a target that still fails at the deadline,
+// or whose failure could not fix itself (Cause).
 type FailedError struct {
 	Check  string
 	Target Target
 	// Report is the last evaluation, with what Finish added.
 	Report Report
 	Waited time.Duration
+	// Cause is set when the wait ended early on a stuck state: what
+	// refused, in the API's or controller's words. It leads the message.
+	Cause string
 }
 
-func (e *FailedError) Error() string { return e.Report.Failure(e.Waited) }
+func (e *FailedError) Error() string {
+	if e.Cause == "" {
+		return e.Report.Failure(e.Waited)
+	}
+	return fmt.Sprintf("%s (%s; gave up after %s, since it cannot fix itself)\n%s", e.Cause, e.Target.Title(), e.Waited.Round(time.Second),
+		e.Report.Failure(e.Waited))
+}
 
 // ErrNotApplicable is wrapped by CheckTarget's error for a target the check
 // does not cover.
@@ -159,25 +201,43 @@ func CheckTarget(ctx context.Context, c Check, t Target, opts Options) (Report, 
 	var last Report
 	start := time.Now()
 	err = wait.For(ctx, wait.Options{What: probe.What(), Timeout: opts.Timeout, Interval: opts.Interval,
-		Progress: opts.Progress, Prefix: opts.Prefix},
+		Progress: opts.Progress, Prefix: opts.Prefix, Grace: opts.Grace},
 		func(ctx context.Context) (bool, string, error) {
 			r, err := probe.Observe(ctx)
 			if err != nil {
 				return false, "", err
 			}
 			last = r
-			return !r.Failed(), r.Summary(), nil
+			if !r.Failed() {
+				return true, r.Summary(), nil
+			}
+			if cause := stuckOf(r); cause != "" {
+				return false, r.Summary(), wait.Stuck(cause)
+			}
+			return false, r.Summary(), nil
 		})
 	var timeout *wait.TimeoutError
+	var stuck *wait.StuckError
 	switch {
 	case last == nil && err != nil:
 		return nil, fmt.Errorf("%s check of the %s: could not read it: %w", c.Name(), t.Title(), err)
-	case err != nil && !errors.As(err, &timeout):
+	case err != nil && !errors.As(err, &timeout) && !errors.As(err, &stuck):
+		// Interrupted (or a permanent error): no Finish, but what the probe
+		// made on the cluster must go all the same.
+		if cl, ok := probe.(Closer); ok {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeTimeout)
+			defer cancel()
+			err = errors.Join(err, cl.Close(cctx))
+		}
 		return last, err
 	}
 	finishErr := probe.Finish(ctx, last, err == nil)
 	if err == nil {
 		return last, finishErr
 	}
-	return last, errors.Join(&FailedError{Check: c.Name(), Target: t, Report: last, Waited: time.Since(start)}, finishErr)
+	failed := &FailedError{Check: c.Name(), Target: t, Report: last, Waited: time.Since(start)}
+	if stuck != nil {
+		failed.Cause = stuck.Cause
+	}
+	return last, errors.Join(failed, finishErr)
 }

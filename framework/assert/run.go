@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
 )
@@ -98,7 +99,14 @@ func targetFailure(t Target, rep Report, err error) error {
 	var failed *FailedError
 	var errs []error
 	if errors.As(err, &failed) {
-		errs = append(errs, fmt.Errorf("%s: %s", t.Title(), rep.Summary()))
+		if failed.Cause != "" {
+			// The cause first: it is what a one-line report (the SUMMARY
+			// table, JUnit's message) must show.
+			errs = append(errs, fmt.Errorf("%s (%s; gave up after %s: it cannot fix itself); %s", failed.Cause, t.Title(),
+				failed.Waited.Round(time.Second), rep.Summary()))
+		} else {
+			errs = append(errs, fmt.Errorf("%s: %s", t.Title(), rep.Summary()))
+		}
 	}
 	if j, ok := err.(interface{ Unwrap() []error }); ok {
 		for _, e := range j.Unwrap() {

@@ -94,6 +94,21 @@ type Row struct {
 	Name    string
 	Verdict Verdict
 	Detail  string
+	// Stuck, on a failing row, is why it cannot pass in the time left (a
+	// webhook that refuses, an image no registry serves): the cause a
+	// wait ends with after its grace. Empty while the row may still heal.
+	Stuck string
+}
+
+// StuckCause is the first failing row's Stuck cause, or "": one row that
+// cannot pass is enough to know the whole report cannot.
+func StuckCause(rows []Row) string {
+	for _, r := range rows {
+		if r.Stuck != "" && r.Verdict.Status() == Fail {
+			return r.Stuck
+		}
+	}
+	return ""
 }
 
 // Counts are the rows of one report by status.

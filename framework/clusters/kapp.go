@@ -79,7 +79,7 @@ func InstallKappController(ctx context.Context, in KappControllerInput) error {
 		return err
 	}
 	if err := kube.WaitDeploymentsAvailable(ctx, kube.DeploymentsInput{Cluster: in.Cluster, Names: deps, What: "kapp-controller on " + on,
-		Timeout: in.Available.Timeout, Interval: in.Available.Poll, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
+		Timeout: in.Available.Timeout, Interval: in.Available.Poll, Grace: in.Available.Grace, Progress: in.Progress, Prefix: in.Prefix}); err != nil {
 		return err
 	}
 	for _, a := range apiServices {

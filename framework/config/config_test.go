@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // fixture writes a minimal valid local profile (plus the files it points at)
@@ -341,4 +344,24 @@ func TestVSphereServerWithoutHostIsNamed(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Every wait of a stage gets the stuck grace: the stage's own, else the
+// default, else wait.DefaultGrace; a scope may set it though no stage
+// registers the key, and a bad one is reported like any interval.
+func TestStuckGraceFillsEveryIntervalOfItsStage(t *testing.T) {
+	p := fixture(t, replace(`default/wait-nodes: ["10m", "3s"]`, `default/wait-nodes: ["10m", "3s"]`+"\n  management/stuck-grace: [\"12s\"]"))
+	cfg, ps := load(t, p, nil)
+	if ps != nil {
+		t.Fatal(ps)
+	}
+	if iv, _ := cfg.Interval("management", "wait-nodes"); iv.Grace != 12*time.Second {
+		t.Errorf("management's grace %s, want its own 12s", iv.Grace)
+	}
+	if iv, _ := cfg.Interval("workload", "wait-nodes"); iv.Grace != wait.DefaultGrace {
+		t.Errorf("workload's grace %s, want the default %s", iv.Grace, wait.DefaultGrace)
+	}
+	p = fixture(t, replace(`default/wait-nodes: ["10m", "3s"]`, `default/wait-nodes: ["10m", "3s"]`+"\n  default/stuck-grace: [\"soon\"]"))
+	_, ps = load(t, p, nil)
+	expectProblem(t, ps, "intervals[default/stuck-grace]", `"soon" is not a duration`)
 }

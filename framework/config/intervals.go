@@ -29,7 +29,30 @@ func (c *Config) Interval(stage, key string) (Interval, error) {
 	if err != nil {
 		return Interval{}, fmt.Errorf("interval %s/%s: %w", stage, key, err)
 	}
+	if iv.Grace, err = c.grace(stage); err != nil {
+		return Interval{}, err
+	}
 	return iv, nil
+}
+
+// GraceKey is the interval every wait of a stage takes its Grace from
+// (stage/stuck-grace, then default/stuck-grace, else wait.DefaultGrace):
+// how long a state that cannot fix itself may last before the wait ends
+// with it as the cause. One key, because what "cannot fix itself" means
+// does not depend on what is waited for.
+const GraceKey = "stuck-grace"
+
+func (c *Config) grace(stage string) (time.Duration, error) {
+	for _, name := range []string{stage + "/" + GraceKey, "default/" + GraceKey} {
+		if v, ok := c.Intervals[name]; ok {
+			iv, err := parseInterval(v)
+			if err != nil {
+				return 0, fmt.Errorf("interval %s: %w", name, err)
+			}
+			return iv.Timeout, nil
+		}
+	}
+	return wait.DefaultGrace, nil
 }
 
 // MustInterval is Interval for callers whose config was validated against the
@@ -97,6 +120,7 @@ func (c *Config) validateIntervals(idx nodeIndex) Problems {
 			}
 		}
 	}
+	known[GraceKey] = true
 	scopes := append([]string{"default"}, slices.Sorted(maps.Keys(registry))...)
 	for _, name := range slices.Sorted(maps.Keys(c.Intervals)) {
 		at := idx.at("intervals[" + name + "]")
@@ -109,7 +133,7 @@ func (c *Config) validateIntervals(idx nodeIndex) Problems {
 			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown scope %q", scope), "use one of: "+strings.Join(scopes, ", ")))
 		case !known[key]:
 			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown interval key %q%s", key, strictjson.Suggest(key, slices.Collect(maps.Keys(known)))), "known keys: "+strings.Join(slices.Sorted(maps.Keys(known)), ", ")))
-		case scope != "default" && !slices.Contains(scopeKeys(scope), key):
+		case scope != "default" && key != GraceKey && !slices.Contains(scopeKeys(scope), key):
 			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("stage %s does not use %q", scope, key), fmt.Sprintf("%s uses: %s", scope, strings.Join(scopeKeys(scope), ", "))))
 		}
 		if _, err := parseInterval(c.Intervals[name]); err != nil {

@@ -59,7 +59,13 @@ func apiServiceRows(ctx context.Context, c client.Client, r *Report) ([]assert.R
 			aggregated = append(aggregated, fmt.Sprintf("%s (%s/%s)", a.Metadata.Name, s.Namespace, s.Name))
 		}
 		if ok, why := available(&a); !ok {
-			bad = append(bad, assert.Row{Name: "APIService " + a.Metadata.Name, Verdict: assert.NotReady, Detail: why})
+			row := assert.Row{Name: "APIService " + a.Metadata.Name, Verdict: assert.NotReady, Detail: why}
+			if serviceNotFound(&a) {
+				// Nothing creates a Service because an APIService names it:
+				// whoever installed the one installs the other.
+				row.Stuck = fmt.Sprintf("APIService %s is not available: %s", a.Metadata.Name, why)
+			}
+			bad = append(bad, row)
 		}
 	}
 	r.APIServices, r.UnavailableAPIServices = len(list.Items), len(bad)
@@ -91,6 +97,15 @@ func available(a *apiService) (bool, string) {
 		return false, why
 	}
 	return false, "no Available condition yet (the kube-apiserver has not checked it)"
+}
+
+func serviceNotFound(a *apiService) bool {
+	for _, c := range a.Status.Conditions {
+		if c.Type == "Available" && c.Status != "True" && c.Reason == "ServiceNotFound" {
+			return true
+		}
+	}
+	return false
 }
 
 func fromUnstructured(obj map[string]any, into any) error {

@@ -34,6 +34,12 @@ type Check struct {
 	// Expect gives a target's expectation; false means the target is not
 	// this check's concern.
 	Expect func(t assert.Target) (Expectation, bool)
+	// ReadOnly forbids the one write the check may make: a scratch
+	// namespace (labelled AdmissionProbeLabel, deleted by Finish) for
+	// probing an admission webhook whose namespaceSelector no existing
+	// namespace matches. Such a webhook is then reported as not probed.
+	// The probes themselves are dry-run requests, which persist nothing.
+	ReadOnly bool
 }
 
 // NewCheck returns the check; expect says what each target must look like,
@@ -57,7 +63,14 @@ func (c *Check) Plan(t assert.Target, opts assert.Options) (assert.Probe, error)
 	if err := e.validate(); err != nil {
 		return nil, err
 	}
-	return &probe{target: t, expect: e, opts: opts}, nil
+	if t.Cluster == nil || t.Cluster.Client == nil {
+		return nil, errors.New("no client (build the target with kube.Connect)")
+	}
+	a, err := newAdmission(t.Cluster, c.ReadOnly)
+	if err != nil {
+		return nil, err
+	}
+	return &probe{target: t, expect: e, opts: opts, admission: a}, nil
 }
 
 // Render joins the per-cluster reports; the HTML page is the engine's rows page.
@@ -69,6 +82,9 @@ type probe struct {
 	target assert.Target
 	expect Expectation
 	opts   assert.Options
+	// admission probes the webhooks; it keeps the scratch namespace
+	// across polls.
+	admission *admission
 }
 
 func (p *probe) What() string {
@@ -83,7 +99,7 @@ func (p *probe) Observe(ctx context.Context) (assert.Report, error) {
 	for _, section := range []func(context.Context) ([]assert.Row, error){
 		func(ctx context.Context) ([]assert.Row, error) { return nodeRows(ctx, c, p.expect, r) },
 		func(ctx context.Context) ([]assert.Row, error) { return apiServiceRows(ctx, c, r) },
-		func(ctx context.Context) ([]assert.Row, error) { return webhookRows(ctx, c, r) },
+		func(ctx context.Context) ([]assert.Row, error) { return webhookRows(ctx, c, r, p.admission) },
 	} {
 		rows, err := section(ctx)
 		if err != nil {
@@ -94,9 +110,19 @@ func (p *probe) Observe(ctx context.Context) (assert.Report, error) {
 	// Condition messages and webhook URLs are quoted from the cluster.
 	for i := range r.rows {
 		r.rows[i].Detail = p.opts.Redactor.String(r.rows[i].Detail)
+		r.rows[i].Stuck = p.opts.Redactor.String(r.rows[i].Stuck)
 	}
 	return r, nil
 }
 
-// Finish has nothing to add: every row already quotes its cause.
-func (p *probe) Finish(context.Context, assert.Report, bool) error { return nil }
+// Finish deletes the scratch namespace of the webhook probes, if one was
+// made; every row already quotes its cause.
+func (p *probe) Finish(ctx context.Context, _ assert.Report, _ bool) error {
+	return p.Close(ctx)
+}
+
+// Close deletes the scratch namespace when the wait was interrupted
+// (assert.Closer).
+func (p *probe) Close(ctx context.Context) error {
+	return p.admission.finish(ctx, p.target.Cluster.Client)
+}

@@ -110,8 +110,9 @@ func healthyAPIServices() []client.Object {
 }
 
 func validating(name, ns, svc string, policy admissionv1.FailurePolicyType) client.Object {
+	none := admissionv1.SideEffectClassNone // v1 requires sideEffects
 	return &admissionv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Webhooks: []admissionv1.ValidatingWebhook{{Name: "v." + name + ".example.com", FailurePolicy: &policy,
+		Webhooks: []admissionv1.ValidatingWebhook{{Name: "v." + name + ".example.com", FailurePolicy: &policy, SideEffects: &none,
 			ClientConfig: admissionv1.WebhookClientConfig{Service: &admissionv1.ServiceReference{Namespace: ns, Name: svc}}}}}
 }
 

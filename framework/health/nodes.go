@@ -103,7 +103,14 @@ func judgeNode(n *corev1.Node, want string) assert.Row {
 	}
 	name := "node " + n.Name
 	if len(problems) > 0 {
-		return assert.Row{Name: name, Verdict: verdict, Detail: role + ": " + strings.Join(problems, "; ")}
+		row := assert.Row{Name: name, Verdict: verdict, Detail: role + ": " + strings.Join(problems, "; ")}
+		if n.Spec.Unschedulable {
+			// A cordon is lifted by whoever set it, not by waiting: a check
+			// that runs while a drain runs is racing a change, not waiting
+			// for a cluster to settle.
+			row.Stuck = fmt.Sprintf("node %s is cordoned (spec.unschedulable): no new pod can be placed there; kubectl uncordon %s", n.Name, n.Name)
+		}
+		return row
 	}
 	detail := fmt.Sprintf("%s, Ready, kubelet %s", role, assert.Or(kubelet, "unknown"))
 	if want == "" {

@@ -16,6 +16,8 @@ type Report struct {
 	Nodes, ControlPlaneNodes            int
 	APIServices, UnavailableAPIServices int
 	Webhooks                            int
+	// WebhooksAnswered answered a dry-run request (allowed or denied it).
+	WebhooksAnswered int
 
 	rows []assert.Row
 }
@@ -50,9 +52,9 @@ func (r *Report) Summary() string {
 		if r.Expect.KubernetesVersion != "" {
 			version = " at " + r.Expect.KubernetesVersion
 		}
-		return fmt.Sprintf("%s (%d control plane, %s) Ready%s; %d APIServices available; %s checked%s",
+		return fmt.Sprintf("%s (%d control plane, %s) Ready%s; %d APIServices available; %s checked (%d answered a dry-run request)%s",
 			plural(r.Nodes, "node"), r.ControlPlaneNodes, plural(r.Nodes-r.ControlPlaneNodes, "worker"), version,
-			r.APIServices, plural(r.Webhooks, "admission webhook"), warn)
+			r.APIServices, plural(r.Webhooks, "admission webhook"), r.WebhooksAnswered, warn)
 	}
 	parts := make([]string, 0, len(bad))
 	for _, row := range bad {

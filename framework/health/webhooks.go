@@ -8,23 +8,65 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tkg-e2e/harness/framework/assert"
 )
 
-// webhook is one webhook of a Validating- or MutatingWebhookConfiguration.
+// webhook is one webhook of a Validating- or MutatingWebhookConfiguration,
+// with what its dry-run probe needs to make a request it matches.
 type webhook struct {
 	kind, config, name string
 	client             admissionv1.WebhookClientConfig
 	policy             *admissionv1.FailurePolicyType
+	rules              []admissionv1.RuleWithOperations
+	// matchPolicy Equivalent (the default) also matches a request for the
+	// same resource through another version.
+	matchPolicy                       *admissionv1.MatchPolicyType
+	namespaceSelector, objectSelector *metav1.LabelSelector
+	// sideEffects other than None and NoneOnDryRun make the API server
+	// refuse dry-run requests the webhook matches, instead of calling it.
+	sideEffects    *admissionv1.SideEffectClass
+	timeoutSeconds *int32
+	// matchConditions are CEL: the harness does not evaluate them.
+	matchConditions []admissionv1.MatchCondition
+}
+
+func validatingHook(cfg string, w *admissionv1.ValidatingWebhook) webhook {
+	return webhook{kind: "ValidatingWebhookConfiguration", config: cfg, name: w.Name, client: w.ClientConfig, policy: w.FailurePolicy,
+		rules: w.Rules, matchPolicy: w.MatchPolicy, namespaceSelector: w.NamespaceSelector, objectSelector: w.ObjectSelector,
+		sideEffects: w.SideEffects, timeoutSeconds: w.TimeoutSeconds, matchConditions: w.MatchConditions}
+}
+
+func mutatingHook(cfg string, w *admissionv1.MutatingWebhook) webhook {
+	return webhook{kind: "MutatingWebhookConfiguration", config: cfg, name: w.Name, client: w.ClientConfig, policy: w.FailurePolicy,
+		rules: w.Rules, matchPolicy: w.MatchPolicy, namespaceSelector: w.NamespaceSelector, objectSelector: w.ObjectSelector,
+		sideEffects: w.SideEffects, timeoutSeconds: w.TimeoutSeconds, matchConditions: w.MatchConditions}
+}
+
+// title names the webhook as its row does, with what it calls: the start
+// of every cause line about it.
+func (h *webhook) title() string {
+	return fmt.Sprintf("webhook %s (%s %s, %s)", h.name, h.kind, h.config, h.calls())
+}
+
+func (h *webhook) mutating() bool { return h.kind == "MutatingWebhookConfiguration" }
+
+func (h *webhook) calls() string {
+	if s := h.client.Service; s != nil {
+		return fmt.Sprintf("Service %s/%s", s.Namespace, s.Name)
+	}
+	return "URL " + assert.Or(deref(h.client.URL), "–")
 }
 
 // webhookRows are one row per admission webhook, validating first. A
 // webhook whose Service has no ready endpoint makes the API server fail (or,
 // with failurePolicy Ignore, skip) every request it matches: the cause of
-// "failed calling webhook" errors far from the webhook's own component.
-func webhookRows(ctx context.Context, c client.Client, r *Report) ([]assert.Row, error) {
+// "failed calling webhook" errors far from the webhook's own component. A
+// ready endpoint is not enough (wrong certificate, a server that hangs), so
+// the webhooks that pass that are then asked for real (a.probe).
+func webhookRows(ctx context.Context, c client.Client, r *Report, a *admission) ([]assert.Row, error) {
 	var hooks []webhook
 	var vs admissionv1.ValidatingWebhookConfigurationList
 	if err := c.List(ctx, &vs); err != nil {
@@ -37,13 +79,13 @@ func webhookRows(ctx context.Context, c client.Client, r *Report) ([]assert.Row,
 		return []assert.Row{row}, err
 	}
 	for _, cfg := range vs.Items {
-		for _, w := range cfg.Webhooks {
-			hooks = append(hooks, webhook{"ValidatingWebhookConfiguration", cfg.Name, w.Name, w.ClientConfig, w.FailurePolicy})
+		for i := range cfg.Webhooks {
+			hooks = append(hooks, validatingHook(cfg.Name, &cfg.Webhooks[i]))
 		}
 	}
 	for _, cfg := range ms.Items {
-		for _, w := range cfg.Webhooks {
-			hooks = append(hooks, webhook{"MutatingWebhookConfiguration", cfg.Name, w.Name, w.ClientConfig, w.FailurePolicy})
+		for i := range cfg.Webhooks {
+			hooks = append(hooks, mutatingHook(cfg.Name, &cfg.Webhooks[i]))
 		}
 	}
 	r.Webhooks = len(hooks)
@@ -53,6 +95,11 @@ func webhookRows(ctx context.Context, c client.Client, r *Report) ([]assert.Row,
 	// Webhooks of one component share a Service: look each up once.
 	seen := map[string]serviceState{}
 	var rows []assert.Row
+	// reachable are the webhooks worth a dry-run request (by index into
+	// hooks and rows): failurePolicy Fail and a Service with somewhere to
+	// send it. With Ignore a failed call lets the request through, so the
+	// answer would not tell.
+	var reachable []int
 	for _, h := range hooks {
 		row := assert.Row{Name: fmt.Sprintf("webhook %s (%s %s)", h.name, h.kind, h.config)}
 		s := h.client.Service
@@ -71,8 +118,16 @@ func webhookRows(ctx context.Context, c client.Client, r *Report) ([]assert.Row,
 			seen[key] = st
 		}
 		row.Verdict, row.Detail = judgeWebhook(key, policyOf(h.policy), st)
+		if row.Verdict == assert.OK && policyOf(h.policy) == admissionv1.Fail {
+			reachable = append(reachable, len(rows))
+		}
 		rows = append(rows, row)
 	}
+	answered, err := a.probe(ctx, c, hooks, rows, reachable)
+	if err != nil {
+		return nil, err
+	}
+	r.WebhooksAnswered = answered
 	return rows, nil
 }
 
@@ -137,7 +192,7 @@ func judgeWebhook(svc string, policy admissionv1.FailurePolicyType, st serviceSt
 		}
 		return broken, fmt.Sprintf("Service %s does not exist%s", svc, tail)
 	case st.externalName != "":
-		return assert.OK, fmt.Sprintf("Service %s is ExternalName %s (not probed)", svc, st.externalName)
+		return assert.OK, fmt.Sprintf("Service %s is ExternalName %s (endpoints not checked)", svc, st.externalName)
 	case st.ready == 0:
 		return broken, fmt.Sprintf("Service %s has no ready endpoint (%d not ready)%s", svc, st.total, tail)
 	}

@@ -33,6 +33,9 @@ type DeploymentsInput struct {
 	What     string
 	Timeout  time.Duration
 	Interval time.Duration
+	// Grace is how long a Deployment may stay stuck (DeploymentStuck)
+	// before the wait ends with it as the cause; 0 is wait.DefaultGrace.
+	Grace    time.Duration
 	Progress io.Writer
 	Prefix   string
 }
@@ -66,21 +69,26 @@ func WaitDeploymentsAvailable(ctx context.Context, in DeploymentsInput) error {
 		return err
 	}
 	return wait.For(ctx, wait.Options{What: in.What + " Deployments Available", Timeout: in.Timeout,
-		Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix},
+		Interval: in.Interval, Progress: in.Progress, Prefix: in.Prefix, Grace: in.Grace},
 		func(ctx context.Context) (bool, string, error) {
 			deps, missing, err := selectDeployments(ctx, in)
 			if err != nil {
 				return false, "", err
 			}
 			var notReady []string
+			var stuck string
 			ready := 0
 			for i := range deps {
 				d := &deps[i]
 				if ok, why := DeploymentAvailable(d); ok {
 					ready++
 				} else {
+					pods := podsOf(ctx, in.Cluster.Client, d)
 					if len(notReady) == 0 {
-						why += podHint(ctx, in.Cluster.Client, d)
+						why += podHint(pods)
+					}
+					if stuck == "" {
+						stuck = DeploymentStuck(d, pods)
 					}
 					notReady = append(notReady, fmt.Sprintf("%s/%s %s", d.Namespace, d.Name, why))
 				}
@@ -95,6 +103,9 @@ func WaitDeploymentsAvailable(ctx context.Context, in DeploymentsInput) error {
 			}
 			if in.MinCount > 0 && total < in.MinCount {
 				return false, fmt.Sprintf("%s (%d of at least %d Deployments exist)", state, total, in.MinCount), nil
+			}
+			if stuck != "" {
+				return false, state, wait.Stuck(stuck)
 			}
 			return len(notReady) == 0 && total > 0, state, nil
 		})
@@ -169,23 +180,29 @@ func DeploymentAvailable(d *appsv1.Deployment) (bool, string) {
 	return false, progress + ", no Available condition yet"
 }
 
-// podHint says why the first not-ready pod of a Deployment is not ready.
-func podHint(ctx context.Context, c client.Client, d *appsv1.Deployment) string {
+// podsOf lists a Deployment's pods; nil when they cannot be read (the
+// wait's state then has no pod hint, which is all they are for).
+func podsOf(ctx context.Context, c client.Client, d *appsv1.Deployment) []corev1.Pod {
 	if d.Spec.Selector == nil {
-		return ""
+		return nil
 	}
 	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
 	if err != nil {
-		return ""
+		return nil
 	}
 	pods := corev1.PodList{}
 	if err := c.List(ctx, &pods, client.InNamespace(d.Namespace), client.MatchingLabelsSelector{Selector: sel}); err != nil {
-		return ""
+		return nil
 	}
-	if len(pods.Items) == 0 {
+	return pods.Items
+}
+
+// podHint says why the first not-ready pod of a Deployment is not ready.
+func podHint(pods []corev1.Pod) string {
+	if len(pods) == 0 {
 		return " (no pods)"
 	}
-	for _, p := range pods.Items {
+	for _, p := range pods {
 		if why := PodNotReadyReason(&p); why != "" {
 			return fmt.Sprintf(" (pod %s: %s)", p.Name, why)
 		}

@@ -185,3 +185,42 @@ roles:
 		t.Errorf("the outcome's error must carry every cluster's report: %v", err)
 	}
 }
+
+// A template error does not heal: kapp-controller renders the same
+// templates and values on its next sync. The check ends after its grace,
+// with usefulErrorMessage leading the error.
+func TestCheckGivesUpOnATemplateErrorAfterTheGrace(t *testing.T) {
+	c := fakeClient(t, pkgi("bad", 1, 1, "", yttUseful, cond(kcv1alpha1.ReconcileFailed, yttError)))
+	start := time.Now()
+	_, err := assert.CheckTarget(context.Background(), listOf(assert.Workload, Expected{Name: "bad", Namespace: "tkg-system"}),
+		target(assert.Workload, "wl", c), assert.Options{Timeout: time.Minute, Interval: 20 * time.Millisecond, Grace: 200 * time.Millisecond})
+	var failed *assert.FailedError
+	if !errors.As(err, &failed) || failed.Cause == "" {
+		t.Fatalf("want a FailedError with its cause, got %v", err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("took %s, want about the grace", took)
+	}
+	if !strings.HasPrefix(err.Error(), "ReconcileFailed: ytt: Error") || !strings.Contains(strings.SplitN(err.Error(), "\n", 2)[0], "PackageInstall tkg-system/bad") {
+		t.Errorf("the first line must start with the cause and name the PackageInstall: %q", err)
+	}
+}
+
+// In the run's outcome, what the stage's failure message starts with, the
+// cause comes first, then the cluster.
+func TestRunPutsTheStuckCauseFirst(t *testing.T) {
+	wl := fakeClient(t, pkgi("bad", 1, 1, "", yttUseful, cond(kcv1alpha1.ReconcileFailed, yttError)))
+	w, err := artifacts.New(artifacts.Options{Root: t.TempDir(), MaxFileSize: artifacts.DefaultMaxFileSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := assert.Run(context.Background(), listOf(assert.Workload, Expected{Name: "bad", Namespace: "tkg-system"}),
+		[]assert.Target{target(assert.Workload, "wl", wl)}, w, assert.Options{Timeout: time.Minute, Interval: 20 * time.Millisecond, Grace: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(out.Err().Error(), "\n")
+	if !strings.HasPrefix(first, "ReconcileFailed: ytt: Error") || !strings.Contains(first, `(workload cluster "wl"; gave up after`) {
+		t.Errorf("first line %q: want the cause, then the cluster", first)
+	}
+}

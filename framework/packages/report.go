@@ -48,7 +48,8 @@ func (r *Report) Failed() bool {
 func (r *Report) Rows() []assert.Row {
 	var rows []assert.Row
 	for _, res := range r.Results {
-		rows = append(rows, assert.Row{Name: res.Expected.Namespace + "/" + res.Expected.Name, Verdict: res.Verdict, Detail: res.Problem})
+		rows = append(rows, assert.Row{Name: res.Expected.Namespace + "/" + res.Expected.Name, Verdict: res.Verdict, Detail: res.Problem,
+			Stuck: res.stuck()})
 	}
 	if cb := r.ClusterBootstrap; cb != nil {
 		row := assert.Row{Name: "ClusterBootstrap " + cb.Namespace + "/" + cb.Name, Verdict: assert.OK, Detail: "mirrors the PackageInstalls"}

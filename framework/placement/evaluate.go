@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/tkg-e2e/harness/framework/assert"
+	"github.com/tkg-e2e/harness/framework/kube"
 )
 
 // Snapshot is what a cluster runs: the input of Evaluate.
@@ -145,6 +146,7 @@ func podState(p *corev1.Pod, nodes map[string]*corev1.Node) PodState {
 	if reason, msg := containerReason(statuses); reason != "" {
 		ps.Reason, ps.Message = reason, msg
 	}
+	ps.Stuck = kube.PodStuck(p)
 	return ps
 }
 

@@ -284,3 +284,28 @@ func TestPodJustRestartedAfterAFailureIsNotReadyYet(t *testing.T) {
 		t.Errorf("running 2s after a clean exit: not ready (%q); want ready", ps.Reason)
 	}
 }
+
+// A required pod whose image cannot come is stuck: the row carries the
+// kubelet's words, so the wait ends after its grace; a crash loop may still
+// recover and is not.
+func TestEvaluateRequiredPodWithoutItsImageIsStuck(t *testing.T) {
+	m := mustParse(t, evalMatrix)
+	snap := healthyWorkload()
+	snap.Pods[3] = deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "md-0", func(p *corev1.Pod) {
+		p.Status.Phase = corev1.PodPending
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"}}
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "manager", Image: "kapp:v0",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull",
+				Message: `Container image "kapp:v0" is not present with pull policy of Never`}}}}
+	})
+	r, _ := Evaluate(m, assert.Workload, "wl", snap)
+	cause := assert.StuckCause(r.Rows())
+	if !strings.HasPrefix(cause, `ErrImageNeverPull: Container image "kapp:v0" is not present`) || !strings.HasSuffix(cause, "placement row kapp-controller") {
+		t.Errorf("StuckCause = %q", cause)
+	}
+	snap.Pods[3] = deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "md-0", crashLooping(2))
+	r, _ = Evaluate(m, assert.Workload, "wl", snap)
+	if !r.Failed() || assert.StuckCause(r.Rows()) != "" {
+		t.Errorf("a crash loop fails but may still heal: failed=%v stuck=%q", r.Failed(), assert.StuckCause(r.Rows()))
+	}
+}

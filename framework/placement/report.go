@@ -66,6 +66,10 @@ type PodState struct {
 	// ImagePullBackOff, "Error (exit 1)", Evicted, ...
 	Reason  string
 	Message string
+	// Stuck is why the pod cannot become ready in the time left
+	// (kube.PodStuck: an image that cannot be pulled, no node that can take
+	// it), or "".
+	Stuck string
 	// Problems say what is wrong with this pod; empty when it is fine.
 	Problems []string
 	// Logs are the last lines of the failing containers, when fetched.
@@ -104,10 +108,10 @@ func (r *Report) Deviations() []Result {
 func (r *Report) Rows() []assert.Row {
 	rows := make([]assert.Row, 0, len(r.Results)+len(r.Unlisted)+len(r.Unmatched))
 	for _, res := range r.Results {
-		rows = append(rows, assert.Row{Name: res.Component, Verdict: res.Verdict, Detail: res.Detail})
+		rows = append(rows, assert.Row{Name: res.Component, Verdict: res.Verdict, Detail: res.Detail, Stuck: res.stuck()})
 	}
 	for _, res := range r.unlistedDeviations() {
-		rows = append(rows, assert.Row{Name: res.Component, Verdict: res.Verdict, Detail: res.Detail})
+		rows = append(rows, assert.Row{Name: res.Component, Verdict: res.Verdict, Detail: res.Detail, Stuck: res.stuck()})
 	}
 	for _, p := range r.Unmatched {
 		rows = append(rows, assert.Row{Name: p.Namespace + "/" + p.Name, Verdict: assert.Unlisted,
@@ -171,4 +175,18 @@ func (r *Report) Failure(waited time.Duration) string {
 // title names the cluster in headings and error messages.
 func (r *Report) title() string {
 	return assert.Target{Role: r.Role, Name: r.Cluster}.Title()
+}
+
+// stuck is why a row failing readiness cannot pass in the time left: the
+// first of its pods that cannot become ready, named with the row.
+func (res Result) stuck() string {
+	if res.Verdict != assert.NotReady {
+		return ""
+	}
+	for _, p := range res.Pods {
+		if p.Stuck != "" && len(p.Problems) > 0 {
+			return fmt.Sprintf("%s; placement row %s", p.Stuck, res.Component)
+		}
+	}
+	return ""
 }

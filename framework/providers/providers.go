@@ -193,7 +193,7 @@ func Init(ctx context.Context, in InitInput) (*Result, error) {
 	start = time.Now()
 	if err := kube.WaitDeploymentsAvailable(ctx, kube.DeploymentsInput{
 		Cluster: kc, Names: depNames, SelectorHasKey: ProviderLabel, MinCount: len(depNames),
-		What: "cert-manager and providers", Timeout: in.Ready.Timeout, Interval: in.Ready.Poll,
+		What: "cert-manager and providers", Timeout: in.Ready.Timeout, Interval: in.Ready.Poll, Grace: in.Ready.Grace,
 		Progress: in.Progress, Prefix: in.Prefix,
 	}); err != nil {
 		return res, err

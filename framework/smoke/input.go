@@ -34,6 +34,11 @@ type Input struct {
 	// retries (see clientBudget).
 	Timeout time.Duration
 	Poll    time.Duration
+	// Grace is how long a server or client may stay in a state that cannot
+	// fix itself (a create refused by admission, an image that cannot be
+	// pulled, a pod no node can take) before the wait ends with it as the
+	// cause; from the config (stuck-grace). 0 is wait.DefaultGrace.
+	Grace time.Duration
 	// ClusterDomain is the cluster's DNS domain; defaults to "cluster.local".
 	ClusterDomain string
 	// RequireCrossNode makes a cluster where the clients can run on a single

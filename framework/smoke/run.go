@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
@@ -32,8 +33,15 @@ type StepError struct {
 	Err     error
 }
 
+// Error starts with the cause (the step's error's first line), then says
+// where it happened: a one-line report shows why before what.
 func (e *StepError) Error() string {
-	return fmt.Sprintf("smoke test of cluster %s failed at step %q: %v", e.Cluster, e.Step, e.Err)
+	first, rest, _ := strings.Cut(e.Err.Error(), "\n")
+	msg := fmt.Sprintf("%s (smoke test of cluster %s, step %q)", first, e.Cluster, e.Step)
+	if rest != "" {
+		msg += "\n" + rest
+	}
+	return msg
 }
 
 func (e *StepError) Unwrap() error { return e.Err }
@@ -119,7 +127,7 @@ func (r *runner) steps(ctx context.Context) error {
 }
 
 func (r *runner) waitOptions(what string) wait.Options {
-	return wait.Options{What: what, Timeout: r.in.Timeout, Interval: r.in.Poll, Progress: r.in.Progress, Prefix: r.in.Prefix}
+	return wait.Options{What: what, Timeout: r.in.Timeout, Interval: r.in.Poll, Progress: r.in.Progress, Prefix: r.in.Prefix, Grace: r.in.Grace}
 }
 
 // nodes sorts the nodes: the schedulable ones (no toleration) get a server,
@@ -150,7 +158,7 @@ func (r *runner) nodes(ctx context.Context) error {
 func (r *runner) namespace(ctx context.Context) error {
 	name := NamePrefix + utilrand.String(5)
 	if err := r.in.Cluster.Client.Create(ctx, namespace(name)); err != nil {
-		return fmt.Errorf("creating namespace %s: %w", name, err)
+		return refused(err, "namespace "+name)
 	}
 	r.ns, r.res.Namespace = name, name
 	r.res.ServiceHost = fmt.Sprintf("%s.%s.svc.%s", serverName, name, r.in.ClusterDomain)
@@ -163,7 +171,7 @@ func (r *runner) servers(ctx context.Context) error {
 	r.serversReached = true
 	for _, obj := range []client.Object{deployment(r.ns, r.in.Image, want), service(r.ns)} {
 		if err := r.in.Cluster.Client.Create(ctx, obj); err != nil {
-			return fmt.Errorf("creating %T %s/%s: %w", obj, r.ns, obj.GetName(), err)
+			return refused(err, fmt.Sprintf("%s %s/%s", kindOf(obj), r.ns, obj.GetName()))
 		}
 	}
 	backends, err := r.waitServers(ctx, want)
@@ -179,7 +187,10 @@ func (r *runner) servers(ctx context.Context) error {
 		return fmt.Errorf("Service %s/%s has no ClusterIP (%q)", r.ns, serverName, svc.Spec.ClusterIP)
 	}
 	r.res.ServiceIP = svc.Spec.ClusterIP
-	r.p.Printf("servers Ready: %s; Service %s → %s", backendsLine(backends), r.res.ServiceHost, r.res.ServiceIP)
+	if err := r.waitEndpointSlices(ctx, backends); err != nil {
+		return err
+	}
+	r.p.Printf("servers Ready: %s; Service %s → %s, its EndpointSlices list all %d", backendsLine(backends), r.res.ServiceHost, r.res.ServiceIP, len(backends))
 	return nil
 }
 
@@ -195,7 +206,7 @@ func (r *runner) clients(ctx context.Context) error {
 		nodeOf[name] = node
 		pod := clientPod(r.ns, name, node, r.in.Image, r.res.ServiceHost, r.res.Backends, budget, attempt)
 		if err := r.in.Cluster.Client.Create(ctx, pod); err != nil {
-			return fmt.Errorf("creating client pod %s/%s for node %s: %w", r.ns, name, node, err)
+			return refused(err, fmt.Sprintf("client pod %s/%s for node %s", r.ns, name, node))
 		}
 	}
 	pods, werr := r.waitClients(ctx, nodeOf)
@@ -296,4 +307,22 @@ func tail(s string, n int, indent string) string {
 		lines = append([]string{fmt.Sprintf("(last %d of %d lines)", n, len(lines))}, lines[len(lines)-n:]...)
 	}
 	return indent + strings.Join(lines, "\n"+indent)
+}
+
+// refused is a create the API answered with an error: the API's words
+// first (they name what refused: a webhook, a policy, a quota), then what
+// was being created. It ends the step at once: asking again gets the same
+// answer.
+func refused(err error, what string) error {
+	return fmt.Errorf("%w (refused the create of %s)", err, what)
+}
+
+func kindOf(obj client.Object) string {
+	switch obj.(type) {
+	case *appsv1.Deployment:
+		return "Deployment"
+	case *corev1.Service:
+		return "Service"
+	}
+	return fmt.Sprintf("%T", obj)
 }

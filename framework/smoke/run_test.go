@@ -14,7 +14,11 @@ import (
 	"github.com/go-logr/logr"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clientgofake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -92,6 +96,7 @@ func (k *fakeKubelet) step(ctx context.Context) {
 		pods := corev1.PodList{}
 		_ = k.c.List(ctx, &pods, client.InNamespace(d.Namespace), client.MatchingLabels(serverLabels()))
 		if len(pods.Items) > 0 {
+			k.publishEndpoints(ctx, d.Namespace, pods.Items)
 			continue
 		}
 		// The scheduler: one per node that takes the pod (for the servers,
@@ -137,6 +142,22 @@ func (k *fakeKubelet) step(ctx context.Context) {
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: exit, Reason: "Completed"}}}}
 		// The fake client, like the API server, keeps status out of Update.
 		_ = k.c.Status().Update(ctx, p)
+	}
+}
+
+// publishEndpoints is the EndpointSlice controller: one slice listing the
+// Ready servers, written once they are all there.
+func (k *fakeKubelet) publishEndpoints(ctx context.Context, ns string, pods []corev1.Pod) {
+	slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: serverName + "-abcde",
+		Labels: map[string]string{discoveryv1.LabelServiceName: serverName}}, AddressType: discoveryv1.AddressTypeIPv4}
+	for _, p := range pods {
+		if podReady(&p) {
+			slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{p.Status.PodIP},
+				Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}})
+		}
+	}
+	if err := k.c.Create(ctx, slice); apierrors.IsAlreadyExists(err) {
+		_ = k.c.Update(ctx, slice)
 	}
 }
 
@@ -466,13 +487,22 @@ func TestRunFakeSchedulerKeepsAClientOffATaintedNodeWithoutItsToleration(t *test
 
 func TestRunFailsNamingTheServerThatCannotStart(t *testing.T) {
 	k := &fakeKubelet{nodes: []corev1.Node{readyNode("n1"), readyNode("n2")}, pullFails: map[string]bool{"n2": true}}
-	res, err := runFake(t, k, Input{Timeout: 300 * time.Millisecond, Poll: 10 * time.Millisecond})
+	// An image that cannot be pulled does not heal: the wait ends after its
+	// grace, not at its timeout, and the message starts with the kubelet's words.
+	start := time.Now()
+	res, err := runFake(t, k, Input{Timeout: time.Minute, Poll: 10 * time.Millisecond, Grace: 100 * time.Millisecond})
 	var se *StepError
 	if !errors.As(err, &se) || se.Step != StepServers {
 		t.Fatalf("want a StepError at %q, got %v", StepServers, err)
 	}
-	asserttest.Says(t, "error", err.Error(), `smoke test of cluster wl.kubeconfig failed at step "servers"`, "2 replicas Ready on distinct nodes",
-		"last state: web: 1/2 replicas ready (web-n1 on n1); pod web-n2 on node n2 ImagePullBackOff")
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("took %s: a pull that cannot succeed must end the wait after the grace (100ms), not the timeout (1m)", took)
+	}
+	if !strings.HasPrefix(err.Error(), "ImagePullBackOff: Back-off pulling image") {
+		t.Errorf("the error must start with the cause: %q", err)
+	}
+	asserttest.Says(t, "error", err.Error(), `(smoke test of cluster wl.kubeconfig, step "servers")`, "2 replicas Ready on distinct nodes",
+		"pod tkg-e2e-smoke-", "/web-n2", "last state: web: 1/2 replicas ready (web-n1 on n1); pod web-n2 on node n2 ImagePullBackOff")
 	if res.Failure == "" || res.Proofs[0].Status != Failed || res.Proofs[1].Status != NotReached {
 		t.Errorf("result %+v", res.Proofs)
 	}
@@ -502,7 +532,7 @@ func TestRunWithoutSchedulableNodeCreatesNothing(t *testing.T) {
 	if err == nil || res.Namespace != "" || len(res.Steps) != 1 {
 		t.Fatalf("err=%v result=%+v", err, res)
 	}
-	asserttest.Says(t, "error", err.Error(), `failed at step "nodes": no schedulable node among 1 (cp: taint node-role.kubernetes.io/control-plane:NoSchedule)`)
+	asserttest.Says(t, "error", err.Error(), `no schedulable node among 1 (cp: taint node-role.kubernetes.io/control-plane:NoSchedule)`, `step "nodes"`)
 }
 
 func TestDeleteLeftoversDeletesOnlySmokeNamespaces(t *testing.T) {

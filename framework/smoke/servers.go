@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,9 +35,23 @@ func (r *runner) waitServers(ctx context.Context, want int) ([]Backend, error) {
 		}
 		done, state, bs := serversState(dep, pods.Items, want)
 		backends = bs
+		if !done {
+			if cause := serversStuck(dep, pods.Items); cause != "" {
+				return false, r.in.Redactor.String(state), wait.Stuck(r.in.Redactor.String(cause))
+			}
+		}
 		return done, r.in.Redactor.String(state), nil
 	})
 	return backends, err
+}
+
+// serversStuck is why the servers cannot become Ready in the time left
+// (kube.DeploymentStuck), also before the Deployment is read back.
+func serversStuck(dep *appsv1.Deployment, pods []corev1.Pod) string {
+	if dep == nil {
+		dep = &appsv1.Deployment{}
+	}
+	return kube.DeploymentStuck(dep, pods)
 }
 
 // serversState says whether want server pods are Ready on distinct nodes,
@@ -116,4 +131,41 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// waitEndpointSlices waits until the Service's EndpointSlices list every
+// Ready server as a ready endpoint: the EndpointSlice controller's part of
+// the path a request takes, checked on its own so that a controller that
+// does not publish them fails here, by name, rather than as a client's
+// timed-out request.
+func (r *runner) waitEndpointSlices(ctx context.Context, backends []Backend) error {
+	what := fmt.Sprintf("EndpointSlices of Service %s/%s to list the %d Ready servers", r.ns, serverName, len(backends))
+	return wait.For(ctx, r.waitOptions(what), func(ctx context.Context) (bool, string, error) {
+		var slices discoveryv1.EndpointSliceList
+		if err := r.in.Cluster.Client.List(ctx, &slices, client.InNamespace(r.ns),
+			client.MatchingLabels{discoveryv1.LabelServiceName: serverName}); err != nil {
+			return false, "", err
+		}
+		ready := map[string]bool{}
+		for _, s := range slices.Items {
+			for _, e := range s.Endpoints {
+				if e.Conditions.Ready == nil || *e.Conditions.Ready {
+					for _, a := range e.Addresses {
+						ready[a] = true
+					}
+				}
+			}
+		}
+		var missing []string
+		for _, b := range backends {
+			if !ready[b.IP] {
+				missing = append(missing, fmt.Sprintf("%s (%s)", b.Pod, b.IP))
+			}
+		}
+		state := fmt.Sprintf("%d EndpointSlices, %d ready addresses", len(slices.Items), len(ready))
+		if len(missing) > 0 {
+			state += "; not listed: " + strings.Join(missing, ", ")
+		}
+		return len(missing) == 0, state, nil
+	})
 }

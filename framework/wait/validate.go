@@ -12,6 +12,10 @@ import (
 type Interval struct {
 	Timeout time.Duration
 	Poll    time.Duration
+	// Grace is how long a state that cannot fix itself (a wait.Stuck
+	// condition) may last before the wait gives up with it as the cause;
+	// config fills it from the stuck-grace interval. 0 is DefaultGrace.
+	Grace time.Duration
 }
 
 // Timeouts names the timeouts of an input, one per wait, so that

@@ -35,7 +35,15 @@ type Options struct {
 	ProgressEvery time.Duration
 	// Prefix is written before every progress line, e.g. "[management]".
 	Prefix string
+	// Grace is how long a Stuck state must last before the wait ends with
+	// it as the cause; 0 is DefaultGrace.
+	Grace time.Duration
 }
+
+// DefaultGrace is the Grace of a wait that sets none: long enough for a
+// controller to act on what it just saw (a ReplicaSet's retry, a kubelet's
+// next pull), short against any wait's timeout.
+const DefaultGrace = 30 * time.Second
 
 // TimeoutError is returned when the deadline passes. It carries the last state
 // and the last transient error, so the reader knows what was seen, not only that
@@ -72,6 +80,42 @@ func Permanent(err error) error {
 	return permanentError{err: err}
 }
 
+// Stuck marks a state that will not fix itself in the time left (a create
+// refused by admission, an image no registry serves, a pod no node can
+// take). For keeps polling it for Options.Grace, since the cluster may still
+// change, then gives up with cause as the error's first words. cause says
+// what refused and the object, in the API's or controller's words.
+func Stuck(cause string) error { return stuckError{cause: cause} }
+
+type stuckError struct{ cause string }
+
+func (s stuckError) Error() string { return s.cause }
+
+// StuckError is returned when a Stuck state outlasted the grace: Cause
+// first, then what the wait was for, so a one-line report starts with why.
+type StuckError struct {
+	Cause   string
+	What    string
+	Elapsed time.Duration
+	// For is how long the state was stuck before the wait gave up.
+	For time.Duration
+	// TimedOut is set when the wait's timeout came before the grace ended.
+	TimedOut  bool
+	LastState string
+}
+
+func (e *StuckError) Error() string {
+	how := fmt.Sprintf("unchanged for %s, the wait for %s gave up after %s", e.For.Round(time.Second), e.What, e.Elapsed.Round(time.Second))
+	if e.TimedOut {
+		how = fmt.Sprintf("so when the wait for %s timed out after %s", e.What, e.Elapsed.Round(time.Second))
+	}
+	msg := e.Cause + " (" + how + ")"
+	if e.LastState != "" {
+		msg += "; last state: " + e.LastState
+	}
+	return msg
+}
+
 // For polls cond until it reports done, returns a permanent error, the context
 // ends, or opts.Timeout passes. The first poll happens immediately.
 func For(ctx context.Context, opts Options, cond Condition) error {
@@ -93,8 +137,13 @@ func For(ctx context.Context, opts Options, cond Condition) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
 
+	grace := opts.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
 	var lastState string
 	var lastErr error
+	var stuckSince time.Time
 	lastReport := start
 	report := func(format string, args ...any) {
 		if opts.Progress == nil {
@@ -112,7 +161,21 @@ func For(ctx context.Context, opts Options, cond Condition) error {
 			lastState = state
 		}
 		var perm permanentError
+		var stuck stuckError
+		if !errors.As(err, &stuck) {
+			stuckSince = time.Time{}
+		}
 		switch {
+		case errors.As(err, &stuck):
+			lastErr = nil
+			if stuckSince.IsZero() {
+				stuckSince = time.Now()
+			}
+			if d := time.Since(stuckSince); d >= grace {
+				serr := &StuckError{Cause: stuck.cause, What: opts.What, Elapsed: time.Since(start), For: d, LastState: lastState}
+				report("gave up: %s", serr.Error())
+				return serr
+			}
 		case errors.As(err, &perm):
 			report("gave up waiting for %s: %v", opts.What, perm.err)
 			return fmt.Errorf("waiting for %s: %w", opts.What, perm.err)
@@ -129,6 +192,9 @@ func For(ctx context.Context, opts Options, cond Condition) error {
 		if time.Since(lastReport) >= every {
 			lastReport = time.Now()
 			switch {
+			case !stuckSince.IsZero():
+				report("waiting for %s (last state: %s); it looks stuck, giving up in %s unless it changes: %s", opts.What, orUnknown(lastState),
+					(grace - time.Since(stuckSince)).Round(time.Second), stuck.cause)
 			case lastErr != nil:
 				report("waiting for %s (last state: %s; last error: %v)", opts.What, orUnknown(lastState), lastErr)
 			default:
@@ -140,6 +206,13 @@ func For(ctx context.Context, opts Options, cond Condition) error {
 			terr := &TimeoutError{What: opts.What, Elapsed: time.Since(start), LastState: lastState, LastErr: lastErr}
 			if parentErr := context.Cause(ctx); parentErr != nil && !errors.Is(parentErr, context.DeadlineExceeded) {
 				return fmt.Errorf("interrupted (%v) while waiting for %s; last state: %s", parentErr, opts.What, orUnknown(lastState))
+			}
+			if !stuckSince.IsZero() {
+				// The deadline came within the grace: the cause is known all the same.
+				serr := &StuckError{Cause: stuck.cause, What: opts.What, Elapsed: time.Since(start), For: time.Since(stuckSince),
+					TimedOut: true, LastState: lastState}
+				report("gave up: %s", serr.Error())
+				return serr
 			}
 			report("%s", terr.Error())
 			return terr

@@ -88,3 +88,48 @@ func TestTimeoutsMissingNamesEachField(t *testing.T) {
 		t.Fatal("no errors must be no error")
 	}
 }
+
+func TestForGivesUpOnAStuckStateAfterItsGrace(t *testing.T) {
+	start := time.Now()
+	err := For(context.Background(), Options{What: "web Ready", Timeout: time.Minute, Interval: 5 * time.Millisecond, Grace: 60 * time.Millisecond},
+		func(context.Context) (bool, string, error) {
+			return false, "0/1 ready", Stuck(`pod web-1 ErrImageNeverPull: image "x:1" is not on node n1`)
+		})
+	var se *StuckError
+	if !errors.As(err, &se) {
+		t.Fatalf("want a StuckError, got %v", err)
+	}
+	if took := time.Since(start); took < 60*time.Millisecond || took > 5*time.Second {
+		t.Errorf("gave up after %s, want the grace (60ms), not the timeout", took)
+	}
+	if !strings.HasPrefix(err.Error(), "pod web-1 ErrImageNeverPull") || !strings.Contains(err.Error(), "web Ready") {
+		t.Errorf("the error must start with the cause and name the wait: %q", err)
+	}
+}
+
+func TestForKeepsWaitingWhenAStuckStateChanges(t *testing.T) {
+	calls := 0
+	err := For(context.Background(), Options{What: "x", Timeout: 5 * time.Second, Interval: 10 * time.Millisecond, Grace: 50 * time.Millisecond},
+		func(context.Context) (bool, string, error) {
+			calls++
+			switch {
+			case calls >= 20:
+				return true, "done", nil
+			case calls%3 == 0: // healing in between resets the grace
+				return false, "pulling", nil
+			}
+			return false, "backoff", Stuck("ImagePullBackOff")
+		})
+	if err != nil {
+		t.Fatalf("a state that keeps changing must not end the wait: %v", err)
+	}
+}
+
+func TestForTimeoutWithinTheGraceStillGivesTheCause(t *testing.T) {
+	err := For(context.Background(), Options{What: "x", Timeout: 40 * time.Millisecond, Interval: 5 * time.Millisecond, Grace: time.Minute},
+		func(context.Context) (bool, string, error) { return false, "s", Stuck("refused by webhook w") })
+	var se *StuckError
+	if !errors.As(err, &se) || !strings.HasPrefix(err.Error(), "refused by webhook w") {
+		t.Fatalf("want the cause first, got %v", err)
+	}
+}

@@ -65,7 +65,9 @@ func summary(in Input, o outcome, items []artifacts.ItemRecord) string {
 		for _, s := range stages {
 			msg := ""
 			if rec, ok := in.State.Stage(s.Stage); ok {
-				msg = firstLineOf(rec.Message)
+				// Whole: the first line of a failure starts with its cause,
+				// and a cause cut by a column width is no cause.
+				msg, _, _ = strings.Cut(strings.TrimSpace(rec.Message), "\n")
 			}
 			fmt.Fprintf(&b, "| %s | %s | %.1f | %s |\n", cell(s.Stage), s.Status, s.Seconds, cell(msg))
 		}
