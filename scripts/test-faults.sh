@@ -18,7 +18,8 @@
 #   round 2:
 #     health    a cordoned worker, and an APIService whose Service does not exist
 #     placement a Deployment in kube-system whose requests no node can meet
-#   round 3: nothing injected: every check passes on both clusters
+#   round 3: nothing injected: every check passes on both clusters, and
+#            with READ_ONLY=1 smoke is recorded as left out
 #   round 4: Ctrl-C while smoke's servers start: its namespace is gone after
 #
 # What only this script shows is `make verify` itself against the two
@@ -71,11 +72,12 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# verify NAME FOCUS: make verify on both clusters into its own artifacts
-# folder, with the profile's own waits (no shortened timeouts).
+# verify NAME FOCUS [VAR=value...]: make verify on both clusters into its
+# own artifacts folder, with the profile's own waits (no shortened timeouts).
 verify() {
   local name=$1 focus=$2 rc=0
-  make -s verify FOCUS="$focus" ARTIFACTS="$out/$name" \
+  shift 2
+  make -s verify "$@" FOCUS="$focus" ARTIFACTS="$out/$name" \
     MANAGEMENT_KUBECONFIG="$mgmt" WORKLOAD_KUBECONFIG="$wl" WORKLOAD_CLUSTER_NAME="$wlname" >"$out/$name.log" 2>&1 || rc=$?
   echo $rc
 }
@@ -241,6 +243,19 @@ if [ "$rc" = 0 ]; then
   pass "clean clusters: make verify (health, smoke, placement, packages) passed (no false alarm)"
 else
   fail "clean clusters: make verify failed (exit $rc)"; sed -n 1,40p "$out/clean/SUMMARY.md"
+fi
+
+log "round 3b: READ_ONLY=1: the same checks without smoke, which the report must name as left out"
+rc=$(verify readonly "health smoke placement packages" READ_ONLY=1)
+if [ "$rc" != 0 ]; then
+  fail "read-only: make verify READ_ONLY=1 failed (exit $rc)"; sed -n 1,40p "$out/readonly/SUMMARY.md"
+elif ! jq -e '.stages.smoke.status == "skipped" and (.stages.smoke.message | test("left out: READ_ONLY=1"))
+    and .stages.health.status == "passed"' "$out/readonly/state.json" >/dev/null; then
+  fail "read-only: state.json does not record smoke as left out and health as passed: $(jq -c .stages "$out/readonly/state.json")"
+elif ! grep -q '| smoke | skipped |.*left out: READ_ONLY=1' "$out/readonly/SUMMARY.md"; then
+  fail "read-only: SUMMARY.md does not name smoke as left out"; sed -n '/## Stages/,/^$/p' "$out/readonly/SUMMARY.md"
+else
+  pass "read-only: health, placement, packages passed; smoke recorded as skipped (left out: READ_ONLY=1)"
 fi
 
 log "round 4: Ctrl-C while smoke runs: its namespace must be gone"
