@@ -29,6 +29,8 @@
 # before the next round, and on exit, also after a failure or Ctrl-C.
 #
 # Usage: scripts/test-faults.sh <run folder of a kept run with a workload cluster>
+#   VERIFY_DIR=<another checkout>  runs that checkout's make verify against
+#                                  the same faults (to time an older version)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -77,7 +79,7 @@ trap 'exit 130' INT TERM
 verify() {
   local name=$1 focus=$2 rc=0
   shift 2
-  make -s verify "$@" FOCUS="$focus" ARTIFACTS="$out/$name" \
+  make -s -C "${VERIFY_DIR:-$root}" verify "$@" FOCUS="$focus" ARTIFACTS="$out/$name" \
     MANAGEMENT_KUBECONFIG="$mgmt" WORKLOAD_KUBECONFIG="$wl" WORKLOAD_CLUSTER_NAME="$wlname" >"$out/$name.log" 2>&1 || rc=$?
   echo $rc
 }
@@ -91,6 +93,7 @@ caught() {
   status=$(jq -r --arg s "$stage" '.stages[$s].status // "not run"' "$f")
   secs=$(jq -r --arg s "$stage" '.stages[$s].seconds // 0' "$f")
   first=$(jq -r --arg s "$stage" '.stages[$s].message // "" | split("\n")[0]' "$f")
+  log "$name: $stage $status after ${secs}s"
   if [ "$status" != failed ]; then
     fail "$name: $stage is $status, want failed"; tail -40 "$out/$name.log"; return
   fi

@@ -3,6 +3,7 @@ package suites
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
@@ -35,11 +36,22 @@ func providersOf(cfg *config.Config) providers.Providers {
 		ControlPlane: cc.ControlPlaneProviders, Infrastructure: cc.InfrastructureProviders}
 }
 
+// infraProvider is the first infrastructure provider as configured, which
+// clusterctl takes as is ("docker" or "docker:v1.14.0").
 func infraProvider(cfg *config.Config) string {
 	if len(cfg.Clusterctl.InfrastructureProviders) > 0 {
 		return cfg.Clusterctl.InfrastructureProviders[0]
 	}
 	return ""
+}
+
+// infraName is its name without the version ("docker"): what the harness
+// compares (Cluster.DockerNodes) and what the tanzu CLI's
+// INFRASTRUCTURE_PROVIDER takes. Comparing the configured string made
+// "docker:v1.14.0" turn off image loading and node-log collection.
+func infraName(cfg *config.Config) string {
+	name, _, _ := strings.Cut(infraProvider(cfg), ":")
+	return name
 }
 
 // provision runs the one cluster lifecycle path (clusters.Provision) and
@@ -76,8 +88,9 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cl
 	}
 	// The Env learns the cluster as soon as Create made it, so a failure
 	// later in the path still collects its artifacts.
+	provider, _, _ := strings.Cut(in.InfrastructureProvider, ":")
 	c := &Cluster{Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: res.Cluster.KubeconfigPath,
-		Provider: in.InfrastructureProvider}
+		Provider: provider}
 	env.SetCluster(c)
 	return res.Cluster, res.Steps, err
 }
@@ -85,7 +98,7 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cl
 // attachCluster re-attaches to a cluster a kept run recorded, checking that
 // its API answers.
 func attachCluster(ctx context.Context, env *Env, role string) error {
-	kind, provider := clusters.ResourceKind, infraProvider(env.Config)
+	kind, provider := clusters.ResourceKind, infraName(env.Config)
 	if role == RoleBootstrap {
 		kind, provider = kindpkg.ResourceKind, "kind"
 	}

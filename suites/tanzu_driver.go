@@ -124,7 +124,7 @@ func tanzuManagementBinding(ctx context.Context, env func() *Env) {
 		return TanzuManagementSpecInput{
 			TanzuManagementInput: TanzuManagementInput{Env: e, CLI: cli, Cluster: spec,
 				Values:   tanzuConfigValues(e.Config, RoleManagement, spec, ""),
-				Provider: infraProvider(e.Config), Timeout: e.Interval("management", "tanzu-create").Timeout,
+				Provider: infraName(e.Config), Timeout: e.Interval("management", "tanzu-create").Timeout,
 				RecordKind: func(ctx context.Context, name string) error {
 					_, err := kind.RecordContainers(ctx, e.State, name)
 					return err
@@ -428,7 +428,7 @@ func tanzuWorkloadBinding(ctx context.Context, env func() *Env) {
 		cli, _ := e.TanzuCLI()
 		spec := e.Config.Clusters.Workload
 		return TanzuWorkloadSpecInput{Env: e, CLI: cli, Cluster: spec, Values: tanzuConfigValues(e.Config, RoleWorkload, spec, spec.Namespace),
-			Provider: infraProvider(e.Config), Timeout: e.Interval("workload", "tanzu-create").Timeout,
+			Provider: infraName(e.Config), Timeout: e.Interval("workload", "tanzu-create").Timeout,
 			WaitAPI: e.Interval("workload", "wait-api"), Ready: e.Interval("workload", "wait-cluster")}
 	})
 }
@@ -613,7 +613,7 @@ func tanzuConfigValues(cfg *config.Config, role string, spec config.WorkloadClus
 		}
 	}
 	maps.Copy(out, map[string]string{
-		"CLUSTER_NAME": spec.Name, "CLUSTER_PLAN": "dev", "INFRASTRUCTURE_PROVIDER": infraProvider(cfg),
+		"CLUSTER_NAME": spec.Name, "CLUSTER_PLAN": "dev", "INFRASTRUCTURE_PROVIDER": infraName(cfg),
 		"CONTROL_PLANE_MACHINE_COUNT": strconv.Itoa(spec.ControlPlaneMachineCount),
 		"WORKER_MACHINE_COUNT":        strconv.Itoa(spec.WorkerMachineCount),
 	})

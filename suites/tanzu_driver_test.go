@@ -133,7 +133,7 @@ func managementInput(t *testing.T, env *Env) TanzuManagementInput {
 	}
 	spec := env.Config.Clusters.Management
 	return TanzuManagementInput{Env: env, CLI: cli, Cluster: spec, Values: tanzuConfigValues(env.Config, RoleManagement, spec, ""),
-		Provider: infraProvider(env.Config), Timeout: env.Interval("management", "tanzu-create").Timeout}
+		Provider: infraName(env.Config), Timeout: env.Interval("management", "tanzu-create").Timeout}
 }
 
 func stepNames(ss []Step) []string {

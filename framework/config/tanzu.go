@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,7 +110,7 @@ func (c *Config) validateDriver(idx nodeIndex) Problems {
 	if d, err := time.ParseDuration(t.KillGrace); err != nil || d <= 0 {
 		add("tanzu.killGrace", fmt.Sprintf("%q is not a positive duration", t.KillGrace), "write a Go duration, e.g. 30s")
 	}
-	for _, k := range sortedKeys(t.ConfigValues) {
+	for _, k := range slices.Sorted(maps.Keys(t.ConfigValues)) {
 		key := "tanzu.configValues[" + k + "]"
 		switch {
 		case !tanzuVariableRE.MatchString(k):
@@ -150,12 +151,3 @@ func checkTanzuCLI(cli string) string {
 
 // KillGraceDuration parses tanzu.killGrace (validated).
 func (t Tanzu) KillGraceDuration() time.Duration { return mustDuration(t.KillGrace) }
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}

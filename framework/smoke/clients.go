@@ -3,6 +3,8 @@ package smoke
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -76,7 +78,7 @@ func clientsState(pods []corev1.Pod, nodeOf map[string]string) (bool, string) {
 		}
 		waiting = append(waiting, fmt.Sprintf("%s for node %s %s: %s", p.Name, nodeOf[p.Name], phase, why))
 	}
-	for _, name := range sortedKeys(nodeOf) {
+	for _, name := range slices.Sorted(maps.Keys(nodeOf)) {
 		if !seen[name] {
 			waiting = append(waiting, fmt.Sprintf("%s for node %s does not exist", name, nodeOf[name]))
 		}
@@ -120,13 +122,4 @@ func clientOutcome(p *corev1.Pod, node, log string, serviceIP string, backends [
 	}
 	c.Problems = rep.Problems
 	return c, rep
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -110,15 +110,6 @@ func NewRegistry(defs []Definition, scopes ...Scope) (*Registry, error) {
 	return &Registry{defs: slices.Clone(defs), scopes: slices.Clone(scopes)}, nil
 }
 
-// MustRegistry is NewRegistry for package-level registries built from literals.
-func MustRegistry(defs []Definition, scopes ...Scope) *Registry {
-	r, err := NewRegistry(defs, scopes...)
-	if err != nil {
-		panic(err)
-	}
-	return r
-}
-
 // Scopes returns the interval scopes that are not stages.
 func (r *Registry) Scopes() []Scope { return slices.Clone(r.scopes) }
 
@@ -143,9 +134,6 @@ func (r *Registry) Names() []string {
 	}
 	return out
 }
-
-// Definitions returns the definitions in run order.
-func (r *Registry) Definitions() []Definition { return slices.Clone(r.defs) }
 
 // Get returns a stage's definition.
 func (r *Registry) Get(name string) (Definition, bool) {

@@ -2,10 +2,11 @@ package tanzu
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -76,7 +77,7 @@ func (in *ConfigFileInput) validate() error {
 			}
 		}
 	}
-	for _, k := range sortedKeys(in.Values) {
+	for _, k := range slices.Sorted(maps.Keys(in.Values)) {
 		if !keyRE.MatchString(k) {
 			bad = append(bad, fmt.Sprintf("%q", k))
 		}
@@ -180,13 +181,4 @@ func (c *ConfigFile) Remove() error {
 		return fmt.Errorf("tanzu: removing the cluster configuration file: %w", err)
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
