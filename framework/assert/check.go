@@ -170,8 +170,16 @@ func (e *FailedError) Error() string {
 	if e.Cause == "" {
 		return e.Report.Failure(e.Waited)
 	}
-	return fmt.Sprintf("%s (%s; gave up after %s, since it cannot fix itself)\n%s", e.Cause, e.Target.Title(), e.Waited.Round(time.Second),
-		e.Report.Failure(e.Waited))
+	return e.CauseLine() + "\n" + e.Report.Failure(e.Waited)
+}
+
+// CauseLine is the first line of a failure that ended on its cause: the
+// cause, then the cluster and how long the check waited. "" without Cause.
+func (e *FailedError) CauseLine() string {
+	if e.Cause == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s (%s; gave up after %s: it cannot fix itself)", e.Cause, e.Target.Title(), e.Waited.Round(time.Second))
 }
 
 // ErrNotApplicable is wrapped by CheckTarget's error for a target the check

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
 )
@@ -99,11 +98,10 @@ func targetFailure(t Target, rep Report, err error) error {
 	var failed *FailedError
 	var errs []error
 	if errors.As(err, &failed) {
-		if failed.Cause != "" {
+		if line := failed.CauseLine(); line != "" {
 			// The cause first: it is what a one-line report (the SUMMARY
 			// table, JUnit's message) must show.
-			errs = append(errs, fmt.Errorf("%s (%s; gave up after %s: it cannot fix itself); %s", failed.Cause, t.Title(),
-				failed.Waited.Round(time.Second), rep.Summary()))
+			errs = append(errs, fmt.Errorf("%s; %s", line, rep.Summary()))
 		} else {
 			errs = append(errs, fmt.Errorf("%s: %s", t.Title(), rep.Summary()))
 		}
