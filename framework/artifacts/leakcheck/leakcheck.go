@@ -14,7 +14,6 @@
 package leakcheck
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"html"
@@ -275,40 +274,20 @@ func printable(d string) bool {
 	return bad*20 <= len(d)
 }
 
-// decodeRun decodes a base64 run at each of the four character offsets (it
-// may start mid-blob), in the alphabet its characters belong to (both when
-// it has characters of neither), ignoring padding and a dangling character.
+// decodeRun decodes a base64 run as the redactor does
+// (redact.DecodeBase64Run: each of the four offsets, the alphabet its
+// characters belong to); a run with characters of both alphabets is
+// decoded a side of the odd characters at a time, where the redactor gives
+// up, since a leak check must find what a mixed blob still carries.
 func decodeRun(run string) []string {
 	run = strings.TrimRight(run, "=")
-	std, urlsafe := strings.ContainsAny(run, "+/"), strings.ContainsAny(run, "-_")
-	var encs []*base64.Encoding
-	switch {
-	case std && urlsafe:
-		// Two alphabets: decode each side of the odd characters alone.
-		var out []string
-		for _, part := range strings.FieldsFunc(run, func(r rune) bool { return r == '-' || r == '_' }) {
-			if len(part) >= 4 {
-				out = append(out, decodeRun(part)...)
-			}
-		}
-		return out
-	case std:
-		encs = []*base64.Encoding{base64.RawStdEncoding}
-	case urlsafe:
-		encs = []*base64.Encoding{base64.RawURLEncoding}
-	default:
-		encs = []*base64.Encoding{base64.RawStdEncoding}
+	if !strings.ContainsAny(run, "+/") || !strings.ContainsAny(run, "-_") {
+		return redact.DecodeBase64Run(run)
 	}
 	var out []string
-	for off := 0; off < 4 && len(run)-off >= 2; off++ {
-		t := run[off:]
-		if len(t)%4 == 1 {
-			t = t[:len(t)-1]
-		}
-		for _, enc := range encs {
-			if b, err := enc.DecodeString(t); err == nil && len(b) > 0 {
-				out = append(out, string(b))
-			}
+	for _, part := range strings.FieldsFunc(run, func(r rune) bool { return r == '-' || r == '_' }) {
+		if len(part) >= 4 {
+			out = append(out, redact.DecodeBase64Run(part)...)
 		}
 	}
 	return out
