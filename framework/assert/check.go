@@ -39,9 +39,8 @@ type Options struct {
 	Timeout time.Duration
 	// Interval between polls; zero lets wait.For choose.
 	Interval time.Duration
-	// Grace is how long a report may stay stuck (StuckCause of its rows, or
-	// its own Stuck) before the check ends with that cause; 0 is
-	// wait.DefaultGrace.
+	// Grace is how long a report may stay stuck (StuckCause of its rows)
+	// before the check ends with that cause; 0 is wait.DefaultGrace.
 	Grace time.Duration
 	// Progress receives the wait's progress lines; nil is silent.
 	Progress io.Writer
@@ -136,23 +135,6 @@ type Report interface {
 	Failure(waited time.Duration) string
 }
 
-// Stucker is a Report that knows a failure that cannot fix itself other
-// than from its rows' Stuck causes.
-type Stucker interface {
-	// Stuck is the cause, or "" while the report may still pass.
-	Stuck() string
-}
-
-// stuckOf is the report's own cause, else its rows'.
-func stuckOf(r Report) string {
-	if s, ok := r.(Stucker); ok {
-		if cause := s.Stuck(); cause != "" {
-			return cause
-		}
-	}
-	return StuckCause(r.Rows())
-}
-
 // FailedError is returned for a target that still fails at the deadline,
 // or whose failure could not fix itself (Cause).
 type FailedError struct {
@@ -219,7 +201,7 @@ func CheckTarget(ctx context.Context, c Check, t Target, opts Options) (Report, 
 			if !r.Failed() {
 				return true, r.Summary(), nil
 			}
-			if cause := stuckOf(r); cause != "" {
+			if cause := StuckCause(r.Rows()); cause != "" {
 				return false, r.Summary(), wait.Stuck(cause)
 			}
 			return false, r.Summary(), nil

@@ -16,21 +16,24 @@ import (
 // hand it to the libraries as is.
 type Interval = wait.Interval
 
-// Interval returns "stage/key", or "default/key" when the stage has none.
+// Interval returns "stage/key", or "default/key" when the stage has none,
+// with its Grace from GraceKey.
 func (c *Config) Interval(stage, key string) (Interval, error) {
-	v, ok := c.Intervals[stage+"/"+key]
-	if !ok {
-		v, ok = c.Intervals["default/"+key]
+	iv, ok, err := c.lookup(stage, key)
+	if err != nil {
+		return Interval{}, err
 	}
 	if !ok {
 		return Interval{}, fmt.Errorf("no interval %s/%s nor default/%s in %s; add one under intervals:", stage, key, key, c.Source)
 	}
-	iv, err := parseInterval(v)
-	if err != nil {
-		return Interval{}, fmt.Errorf("interval %s/%s: %w", stage, key, err)
-	}
-	if iv.Grace, err = c.grace(stage); err != nil {
+	grace, ok, err := c.lookup(stage, GraceKey)
+	switch {
+	case err != nil:
 		return Interval{}, err
+	case ok:
+		iv.Grace = grace.Timeout
+	default:
+		iv.Grace = wait.DefaultGrace
 	}
 	return iv, nil
 }
@@ -42,17 +45,19 @@ func (c *Config) Interval(stage, key string) (Interval, error) {
 // does not depend on what is waited for.
 const GraceKey = "stuck-grace"
 
-func (c *Config) grace(stage string) (time.Duration, error) {
-	for _, name := range []string{stage + "/" + GraceKey, "default/" + GraceKey} {
+// lookup parses "stage/key", or "default/key" when the stage has none;
+// false when neither is set.
+func (c *Config) lookup(stage, key string) (Interval, bool, error) {
+	for _, name := range []string{stage + "/" + key, "default/" + key} {
 		if v, ok := c.Intervals[name]; ok {
 			iv, err := parseInterval(v)
 			if err != nil {
-				return 0, fmt.Errorf("interval %s: %w", name, err)
+				return Interval{}, true, fmt.Errorf("interval %s: %w", name, err)
 			}
-			return iv.Timeout, nil
+			return iv, true, nil
 		}
 	}
-	return wait.DefaultGrace, nil
+	return Interval{}, false, nil
 }
 
 // MustInterval is Interval for callers whose config was validated against the

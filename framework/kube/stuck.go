@@ -3,6 +3,7 @@ package kube
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -104,7 +105,7 @@ func UnschedulableForGood(msg string) bool {
 		case strings.Contains(r, "were unschedulable"),
 			strings.Contains(r, "Insufficient"),
 			strings.Contains(r, "didn't match Pod's node affinity/selector"),
-			strings.Contains(r, "untolerated taint") && !anyOf(list, healingTaints):
+			strings.Contains(r, "untolerated taint") && !slices.ContainsFunc(healingTaints, func(t string) bool { return strings.Contains(list, t) }):
 		default:
 			return false
 		}
@@ -112,20 +113,15 @@ func UnschedulableForGood(msg string) bool {
 	return true
 }
 
-func anyOf(s string, subs []string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
-}
-
 // DeploymentStuck is why a Deployment cannot become Available in a test's
 // time: its controllers were refused the ReplicaSet or its pods (an
 // admission webhook, a policy, a quota: they retry and are refused again),
-// or one of its pods is stuck (PodStuck). "" while it may still get there.
+// or one of its pods is stuck (PodsStuck). "" while it may still get there.
+// A nil d (not read back yet) is judged by its pods.
 func DeploymentStuck(d *appsv1.Deployment, pods []corev1.Pod) string {
+	if d == nil {
+		return PodsStuck(pods)
+	}
 	for _, c := range d.Status.Conditions {
 		refusedRS := c.Type == appsv1.DeploymentProgressing && c.Status == corev1.ConditionFalse && c.Reason == "ReplicaSetCreateError"
 		refusedPods := c.Type == appsv1.DeploymentReplicaFailure && c.Status == corev1.ConditionTrue && c.Reason == "FailedCreate"
@@ -133,6 +129,11 @@ func DeploymentStuck(d *appsv1.Deployment, pods []corev1.Pod) string {
 			return fmt.Sprintf("%s %s: %s (Deployment %s/%s)", c.Type, c.Reason, oneLine(c.Message), d.Namespace, d.Name)
 		}
 	}
+	return PodsStuck(pods)
+}
+
+// PodsStuck is the first of pods that is stuck (PodStuck), or "".
+func PodsStuck(pods []corev1.Pod) string {
 	for i := range pods {
 		if cause := PodStuck(&pods[i]); cause != "" {
 			return cause

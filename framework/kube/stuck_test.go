@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -44,5 +45,24 @@ func TestPodStuck(t *testing.T) {
 				t.Errorf("PodStuck = %q, want prefix %q", got, tc.want)
 			}
 		})
+	}
+}
+
+func TestDeploymentStuckOnARefusedCreate(t *testing.T) {
+	dep := &appsv1.Deployment{}
+	dep.Namespace, dep.Name = "ns", "web"
+	dep.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
+		Message: `Internal error occurred: failed calling webhook "deny.example.com": failed to call webhook: context deadline exceeded`}}
+	got := DeploymentStuck(dep, nil)
+	if !strings.HasPrefix(got, `ReplicaFailure FailedCreate: Internal error occurred: failed calling webhook "deny.example.com"`) || !strings.HasSuffix(got, "(Deployment ns/web)") {
+		t.Errorf("DeploymentStuck = %q", got)
+	}
+	dep.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetCreated"}}
+	if got := DeploymentStuck(dep, nil); got != "" {
+		t.Errorf("a Deployment that progresses is not stuck: %q", got)
+	}
+	// Not read back yet: its pods still say.
+	if got := DeploymentStuck(nil, []corev1.Pod{*waitingPod("ErrImageNeverPull", "not present")}); !strings.HasPrefix(got, "ErrImageNeverPull: not present") {
+		t.Errorf("DeploymentStuck(nil, stuck pod) = %q", got)
 	}
 }

@@ -3,6 +3,8 @@ package packages
 import (
 	"fmt"
 	"strings"
+
+	"github.com/tkg-e2e/harness/framework/assert"
 )
 
 // templateErrors mark a reconcile that failed rendering the package: the
@@ -21,15 +23,13 @@ func (res Result) stuck() string {
 	case !res.Verdict.Failing():
 		return ""
 	case st.Paused || st.Canceled:
-		return fmt.Sprintf("%s %s", oneLine(st.Message), where)
+		return fmt.Sprintf("%s %s", assert.OneLine(st.Message), where)
 	case st.Phase == PhaseFailed && st.ObservedGeneration == st.Generation:
 		for _, marker := range templateErrors {
 			if strings.Contains(st.Message, marker) {
-				return fmt.Sprintf("ReconcileFailed: %s %s", oneLine(st.Message), where)
+				return fmt.Sprintf("ReconcileFailed: %s %s", assert.OneLine(st.Message), where)
 			}
 		}
 	}
 	return ""
 }
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

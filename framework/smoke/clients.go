@@ -41,12 +41,8 @@ func (r *runner) waitClients(ctx context.Context, nodeOf map[string]string) ([]c
 		}
 		pods = list.Items
 		done, state := clientsState(pods, nodeOf)
-		if !done {
-			for i := range pods {
-				if cause := kube.PodStuck(&pods[i]); cause != "" {
-					return false, r.in.Redactor.String(state), wait.Stuck(r.in.Redactor.String(cause))
-				}
-			}
+		if cause := kube.PodsStuck(pods); !done && cause != "" {
+			return false, r.in.Redactor.String(state), wait.Stuck(r.in.Redactor.String(cause))
 		}
 		return done, r.in.Redactor.String(state), nil
 	})

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"strings"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/tkg-e2e/harness/framework/wait"
 )
@@ -171,7 +171,11 @@ func (r *runner) servers(ctx context.Context) error {
 	r.serversReached = true
 	for _, obj := range []client.Object{deployment(r.ns, r.in.Image, want), service(r.ns)} {
 		if err := r.in.Cluster.Client.Create(ctx, obj); err != nil {
-			return refused(err, fmt.Sprintf("%s %s/%s", kindOf(obj), r.ns, obj.GetName()))
+			kind := fmt.Sprintf("%T", obj)
+			if gvk, gerr := apiutil.GVKForObject(obj, r.in.Cluster.Client.Scheme()); gerr == nil {
+				kind = gvk.Kind
+			}
+			return refused(err, fmt.Sprintf("%s %s/%s", kind, r.ns, obj.GetName()))
 		}
 	}
 	backends, err := r.waitServers(ctx, want)
@@ -315,14 +319,4 @@ func tail(s string, n int, indent string) string {
 // answer.
 func refused(err error, what string) error {
 	return fmt.Errorf("%w (refused the create of %s)", err, what)
-}
-
-func kindOf(obj client.Object) string {
-	switch obj.(type) {
-	case *appsv1.Deployment:
-		return "Deployment"
-	case *corev1.Service:
-		return "Service"
-	}
-	return fmt.Sprintf("%T", obj)
 }

@@ -36,22 +36,13 @@ func (r *runner) waitServers(ctx context.Context, want int) ([]Backend, error) {
 		done, state, bs := serversState(dep, pods.Items, want)
 		backends = bs
 		if !done {
-			if cause := serversStuck(dep, pods.Items); cause != "" {
+			if cause := kube.DeploymentStuck(dep, pods.Items); cause != "" {
 				return false, r.in.Redactor.String(state), wait.Stuck(r.in.Redactor.String(cause))
 			}
 		}
 		return done, r.in.Redactor.String(state), nil
 	})
 	return backends, err
-}
-
-// serversStuck is why the servers cannot become Ready in the time left
-// (kube.DeploymentStuck), also before the Deployment is read back.
-func serversStuck(dep *appsv1.Deployment, pods []corev1.Pod) string {
-	if dep == nil {
-		dep = &appsv1.Deployment{}
-	}
-	return kube.DeploymentStuck(dep, pods)
 }
 
 // serversState says whether want server pods are Ready on distinct nodes,

@@ -1,7 +1,6 @@
 package smoke
 
 import (
-	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -43,19 +42,4 @@ func TestServersStateWithoutPodsQuotesTheDeployment(t *testing.T) {
 	asserttest.Says(t, "state", state, "web: 0/2 replicas ready", "no pods yet (Deployment ReplicaFailure FailedCreate: pods \"web-5d8f\" is forbidden")
 	_, state, _ = serversState(nil, nil, 1)
 	asserttest.Says(t, "state", state, "the Deployment does not exist")
-}
-
-func TestServersStuckOnARefusedCreate(t *testing.T) {
-	dep := &appsv1.Deployment{}
-	dep.Namespace, dep.Name = "ns", "web"
-	dep.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate",
-		Message: `Internal error occurred: failed calling webhook "deny.example.com": failed to call webhook: context deadline exceeded`}}
-	got := serversStuck(dep, nil)
-	if !strings.HasPrefix(got, `ReplicaFailure FailedCreate: Internal error occurred: failed calling webhook "deny.example.com"`) || !strings.HasSuffix(got, "(Deployment ns/web)") {
-		t.Errorf("serversStuck = %q", got)
-	}
-	dep.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionTrue, Reason: "NewReplicaSetCreated"}}
-	if got := serversStuck(dep, nil); got != "" {
-		t.Errorf("a Deployment that progresses is not stuck: %q", got)
-	}
 }
