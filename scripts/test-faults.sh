@@ -200,7 +200,8 @@ rc=$(verify round1 "health smoke placement packages")
 [ "$rc" != 0 ] || fail "round1: make verify passed with four faults in place"
 caught round1 health 'webhook configmaps\.fault\.tkg-e2e\.dev' "tkg-e2e-fault/no-tls" "failed calling webhook"
 caught round1 smoke 'ReplicaFailure FailedCreate: pods .* is forbidden: ValidatingAdmissionPolicy' "tkg-e2e-fault-no-pods" "Deployment tkg-e2e-smoke-"
-caught round1 placement 'ImagePullBackOff: ' "tkg-e2e.invalid/no-such-image:1" "kube-system/tkg-e2e-fault-nopull-"
+# The kubelet shows ErrImagePull and ImagePullBackOff in turn; the verdict lands on either.
+caught round1 placement '(ImagePullBackOff|ErrImagePull): ' "tkg-e2e.invalid/no-such-image:1" "kube-system/tkg-e2e-fault-nopull-"
 caught round1 packages 'ReconcileFailed: ytt: Error' "harness-packages/harness-sample-config"
 remove_faults >/dev/null 2>&1
 ready_pkgi
