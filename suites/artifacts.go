@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/tkg-e2e/harness/framework/artifacts/cluster"
 	"github.com/tkg-e2e/harness/framework/artifacts/report"
 	vsphereartifacts "github.com/tkg-e2e/harness/framework/artifacts/vsphere"
-	"github.com/tkg-e2e/harness/framework/config"
 )
 
 // Findings are what a collection found, for SUMMARY.md and index.html.
@@ -144,7 +142,7 @@ func collect(ctx context.Context, env *Env, root string) (*Findings, error) {
 // run may hold (the bootstrap cluster before the move, the management
 // cluster after it and for the workload cluster).
 func nodeSSHInput(env *Env, c *Cluster, clusters []*Cluster, in *cluster.Input) {
-	if name, _, _ := strings.Cut(c.Provider, ":"); name != config.ProviderVSphere {
+	if c.Infrastructure == nil || !c.Infrastructure.NodesInVCenter() {
 		return
 	}
 	in.SSH = cluster.SSH{User: env.Config.VSphere.NodeSSH.User, KeyFile: env.Config.VSphere.NodeSSH.KeyFile}

@@ -6,15 +6,16 @@ import (
 
 	"github.com/tkg-e2e/harness/framework/artifacts/cluster"
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/infrastructure"
 )
 
 func TestNodeSSHInputOnlyForCAPVClusters(t *testing.T) {
 	cfg := &config.Config{}
 	cfg.VSphere.NodeSSH = config.NodeSSH{User: "capv", KeyFile: "/keys/id_ed25519"}
 	env := &Env{Config: cfg}
-	kind := &Cluster{Role: RoleBootstrap, Name: "kind", Kubeconfig: "/k/kind", Provider: "kind"}
-	mgmt := &Cluster{Role: RoleManagement, Name: "mgmt", Namespace: "tkg-system", Kubeconfig: "/k/mgmt", Provider: "vsphere:v1.15.0"}
-	wl := &Cluster{Role: RoleWorkload, Name: "wl", Namespace: "default", Kubeconfig: "/k/wl", Provider: "vsphere"}
+	kind := &Cluster{Role: RoleBootstrap, Name: "kind", Kubeconfig: "/k/kind", Infrastructure: infrastructure.KindCluster}
+	mgmt := &Cluster{Role: RoleManagement, Name: "mgmt", Namespace: "tkg-system", Kubeconfig: "/k/mgmt", Infrastructure: infrastructure.Parse("vsphere:v1.15.0")}
+	wl := &Cluster{Role: RoleWorkload, Name: "wl", Namespace: "default", Kubeconfig: "/k/wl", Infrastructure: infrastructure.VSphere}
 	all := []*Cluster{kind, mgmt, wl}
 
 	var in cluster.Input

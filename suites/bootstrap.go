@@ -9,6 +9,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/providers"
@@ -92,7 +93,7 @@ func BootstrapSpec(_ context.Context, inputGetter func() BootstrapSpecInput) {
 					return err
 				}
 				StepEntries(env, "bootstrap", res.Steps)
-				kc := &Cluster{Role: RoleBootstrap, Name: res.Cluster.Name, Kubeconfig: res.Cluster.KubeconfigPath, Provider: "kind"}
+				kc := &Cluster{Role: RoleBootstrap, Name: res.Cluster.Name, Kubeconfig: res.Cluster.KubeconfigPath, Infrastructure: infrastructure.KindCluster}
 				env.SetCluster(kc)
 				// Watched from here through the management stage (watch.go).
 				watchForMove(env, kc)

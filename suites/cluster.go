@@ -12,6 +12,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/providers"
@@ -34,8 +35,9 @@ type ClusterSpecInput struct {
 	// HolderRole names the holder's role, for the message when it is missing.
 	HolderRole string
 	Cluster    config.WorkloadCluster
-	// InfrastructureProvider is the clusterctl infrastructure provider (docker, vsphere).
-	InfrastructureProvider string
+	// Infrastructure is where the cluster's nodes run (with the provider
+	// version clusterctl is given).
+	Infrastructure         infrastructure.Infrastructure
 	ClusterctlConfigPath   string
 	CNIManifest            string
 	KappControllerManifest string
@@ -115,7 +117,7 @@ func clusterStage(def stages.Definition, role, holderRole string, spec func(*con
 func clusterInput(env *Env, stage, role, holderRole string, spec config.WorkloadCluster, management bool) ClusterSpecInput {
 	cfg := env.Config
 	in := ClusterSpecInput{Env: env, Stage: stage, Role: role, Holder: env.Cluster(holderRole), HolderRole: holderRole, Cluster: spec,
-		InfrastructureProvider: infraProvider(cfg), ClusterctlConfigPath: env.ClusterctlConfig(role),
+		Infrastructure: cfg.Infrastructure(), ClusterctlConfigPath: env.ClusterctlConfig(role),
 		CNIManifest: cfg.Addons.CNIManifest, KappControllerManifest: cfg.Addons.KappControllerManifest,
 		Images: images(cfg, role), Timeouts: clusterTimeouts(env, stage, management),
 		StopAfter: cfg.Rehearsal.StopAfter, StopReason: cfg.Rehearsal.Reason}

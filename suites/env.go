@@ -21,6 +21,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/artifacts/report"
 	"github.com/tkg-e2e/harness/framework/assert"
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/redact"
 	"github.com/tkg-e2e/harness/framework/run"
@@ -94,9 +95,10 @@ type Cluster struct {
 	Name       string
 	Namespace  string
 	Kubeconfig string
-	// Provider is "kind" for the bootstrap cluster, "docker" (CAPD),
-	// "vsphere", or "external" (make verify).
-	Provider string
+	// Infrastructure is where its nodes run: infrastructure.KindCluster
+	// for the bootstrap cluster, the config's (CAPD, CAPV) for the clusters
+	// the run creates, infrastructure.External for make verify's.
+	Infrastructure infrastructure.Infrastructure
 
 	once sync.Once
 	kube *kube.Cluster
@@ -117,7 +119,9 @@ func (c *Cluster) Connect() (*kube.Cluster, error) {
 
 // DockerNodes reports whether the cluster's nodes are containers on this
 // Docker host (kind, CAPD), where images are loaded and node logs read by exec.
-func (c *Cluster) DockerNodes() bool { return c.Provider == "kind" || c.Provider == "docker" }
+func (c *Cluster) DockerNodes() bool {
+	return c.Infrastructure != nil && c.Infrastructure.NodesAreContainers()
+}
 
 // Roles of the clusters of a run. The checked roles are the assertion
 // engine's role registry (assert.Roles); the bootstrap cluster is never checked.

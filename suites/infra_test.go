@@ -1,30 +1,47 @@
 package suites
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
-	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/infrastructure"
 )
 
 // clusterctl takes an infrastructure provider with its version
-// ("docker:v1.14.0"); the harness must treat it as the provider it names.
-// Comparing the configured string turned off image loading and node-log
-// collection for CAPD clusters configured that way.
+// ("docker:v1.14.0"); the harness must treat it exactly as the provider it
+// names. Comparing the configured string once turned off image loading and
+// node-log collection for CAPD clusters configured that way.
 func TestVersionedInfrastructureProviderIsTheSameProvider(t *testing.T) {
-	for _, configured := range []string{"docker", "docker:v1.14.0"} {
-		cfg := &config.Config{}
-		cfg.Clusterctl.InfrastructureProviders = []string{configured}
-		if got := infraName(cfg); got != "docker" {
-			t.Errorf("%s: infraName = %q, want docker", configured, got)
-		}
-		if c := (&Cluster{Provider: infraName(cfg)}); !c.DockerNodes() {
-			t.Errorf("%s: a CAPD cluster must have Docker nodes", configured)
-		}
-		if got := infraProvider(cfg); got != configured {
-			t.Errorf("clusterctl must get %q as configured, got %q", configured, got)
-		}
+	type seen struct {
+		name, clusterctl                         string
+		containers, vcenter, flavor, dockerNodes bool
+		images                                   int
 	}
-	if c := (&Cluster{Provider: "vsphere"}); c.DockerNodes() {
-		t.Error("a CAPV cluster has no Docker nodes")
+	look := func(configured string) seen {
+		override := filepath.Join(t.TempDir(), "infra.yaml")
+		if err := os.WriteFile(override, []byte("clusterctl:\n  infrastructureProviders: ["+configured+"]\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env := localEnv(t, override)
+		in := clusterInput(env, "management", RoleManagement, RoleBootstrap, env.Config.Clusters.Management, true)
+		c := &Cluster{Role: RoleManagement, Infrastructure: in.Infrastructure}
+		i := in.Infrastructure
+		return seen{name: i.Name(), clusterctl: i.Provider(), containers: i.NodesAreContainers(), vcenter: i.NodesInVCenter(),
+			flavor: i.NeedsFlavor(), dockerNodes: c.DockerNodes(), images: len(in.Images)}
+	}
+	plain, pinned := look("docker"), look("docker:v1.14.0")
+	if pinned.clusterctl != "docker:v1.14.0" || plain.clusterctl != "docker" {
+		t.Errorf("clusterctl must get the provider as configured: got %q and %q", plain.clusterctl, pinned.clusterctl)
+	}
+	pinned.clusterctl = plain.clusterctl
+	if pinned != plain {
+		t.Errorf("[docker:v1.14.0] must behave as [docker]:\n got  %+v\n want %+v", pinned, plain)
+	}
+	if !plain.containers || !plain.dockerNodes || plain.images == 0 || !plain.flavor || plain.vcenter {
+		t.Errorf("a CAPD cluster has its nodes in Docker, images to load and a required flavor: %+v", plain)
+	}
+	if c := (&Cluster{Infrastructure: infrastructure.Parse("vsphere:v1.16.1")}); c.DockerNodes() || !c.Infrastructure.NodesInVCenter() {
+		t.Error("a CAPV cluster has no Docker nodes; its nodes are VMs in vCenter")
 	}
 }

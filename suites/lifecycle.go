@@ -3,12 +3,12 @@ package suites
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/infrastructure"
 	kindpkg "github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/packages"
@@ -36,24 +36,6 @@ func providersOf(cfg *config.Config) providers.Providers {
 		ControlPlane: cc.ControlPlaneProviders, Infrastructure: cc.InfrastructureProviders}
 }
 
-// infraProvider is the first infrastructure provider as configured, which
-// clusterctl takes as is ("docker" or "docker:v1.14.0").
-func infraProvider(cfg *config.Config) string {
-	if len(cfg.Clusterctl.InfrastructureProviders) > 0 {
-		return cfg.Clusterctl.InfrastructureProviders[0]
-	}
-	return ""
-}
-
-// infraName is its name without the version ("docker"): what the harness
-// compares (Cluster.DockerNodes) and what the tanzu CLI's
-// INFRASTRUCTURE_PROVIDER takes. Comparing the configured string made
-// "docker:v1.14.0" turn off image loading and node-log collection.
-func infraName(cfg *config.Config) string {
-	name, _, _ := strings.Cut(infraProvider(cfg), ":")
-	return name
-}
-
 // provision runs the one cluster lifecycle path (clusters.Provision) and
 // records the cluster in the Env.
 func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cluster, []Step, error) {
@@ -61,7 +43,7 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cl
 	pin := clusters.ProvisionInput{
 		CreateInput: clusters.CreateInput{
 			Spec: clusters.Spec{Name: spec.Name, Namespace: spec.Namespace, KubernetesVersion: spec.KubernetesVersion, Flavor: spec.Flavor,
-				InfrastructureProvider: in.InfrastructureProvider, ControlPlaneMachineCount: int64(spec.ControlPlaneMachineCount),
+				Infrastructure: in.Infrastructure, ControlPlaneMachineCount: int64(spec.ControlPlaneMachineCount),
 				WorkerMachineCount: int64(spec.WorkerMachineCount)},
 			Role: in.Role, ManagementKubeconfig: in.Holder.Kubeconfig, ClusterctlConfigPath: in.ClusterctlConfigPath,
 			CNIManifest: in.CNIManifest, KubeconfigPath: env.KubeconfigPath(spec.Name),
@@ -88,9 +70,8 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cl
 	}
 	// The Env learns the cluster as soon as Create made it, so a failure
 	// later in the path still collects its artifacts.
-	provider, _, _ := strings.Cut(in.InfrastructureProvider, ":")
 	c := &Cluster{Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: res.Cluster.KubeconfigPath,
-		Provider: provider}
+		Infrastructure: in.Infrastructure}
 	env.SetCluster(c)
 	return res.Cluster, res.Steps, err
 }
@@ -98,9 +79,9 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cl
 // attachCluster re-attaches to a cluster a kept run recorded, checking that
 // its API answers.
 func attachCluster(ctx context.Context, env *Env, role string) error {
-	kind, provider := clusters.ResourceKind, infraName(env.Config)
+	kind, infra := clusters.ResourceKind, env.Config.Infrastructure()
 	if role == RoleBootstrap {
-		kind, provider = kindpkg.ResourceKind, "kind"
+		kind, infra = kindpkg.ResourceKind, infrastructure.KindCluster
 	}
 	r, ok := env.State.Resource(kind, role)
 	if !ok {
@@ -109,7 +90,7 @@ func attachCluster(ctx context.Context, env *Env, role string) error {
 	if r.State == "deleted" {
 		return fmt.Errorf("the %s cluster %s was deleted", role, r.Name)
 	}
-	return reattach(ctx, env, &Cluster{Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig, Provider: provider})
+	return reattach(ctx, env, &Cluster{Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig, Infrastructure: infra})
 }
 
 // reattach gives the Env a cluster of a kept run once its API answers.

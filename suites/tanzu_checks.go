@@ -11,6 +11,7 @@ import (
 
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/framework/move"
 	"github.com/tkg-e2e/harness/framework/tanzu"
 	"github.com/tkg-e2e/harness/framework/wait"
@@ -104,7 +105,7 @@ func attachWorkload(ctx context.Context, env *Env, mgmt *Cluster, in TanzuWorklo
 		KubeconfigPath: path, Timeout: in.WaitAPI.Timeout, Interval: in.WaitAPI.Poll, Progress: env.Out, Prefix: "[workload]"}); err != nil {
 		return err
 	}
-	env.SetCluster(&Cluster{Role: RoleWorkload, Name: in.Cluster.Name, Namespace: in.Cluster.Namespace, Kubeconfig: path, Provider: in.Provider})
+	env.SetCluster(&Cluster{Role: RoleWorkload, Name: in.Cluster.Name, Namespace: in.Cluster.Namespace, Kubeconfig: path, Infrastructure: in.Infrastructure})
 	return nil
 }
 
@@ -118,5 +119,5 @@ func attachTanzuCluster(ctx context.Context, env *Env, kind, role string) error 
 	if r.State != "ready" {
 		return fmt.Errorf("the %s cluster %s is %q in the kept run, not ready", role, r.Name, r.State)
 	}
-	return reattach(ctx, env, &Cluster{Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig, Provider: r.Attributes["provider"]})
+	return reattach(ctx, env, &Cluster{Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig, Infrastructure: infrastructure.Parse(r.Attributes["provider"])})
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/run"
@@ -123,8 +124,8 @@ func tanzuManagementBinding(ctx context.Context, env func() *Env) {
 		spec := e.Config.Clusters.Management
 		return TanzuManagementSpecInput{
 			TanzuManagementInput: TanzuManagementInput{Env: e, CLI: cli, Cluster: spec,
-				Values:   tanzuConfigValues(e.Config, RoleManagement, spec, ""),
-				Provider: infraName(e.Config), Timeout: e.Interval("management", "tanzu-create").Timeout,
+				Values:         tanzuConfigValues(e.Config, RoleManagement, spec, ""),
+				Infrastructure: e.Config.Infrastructure(), Timeout: e.Interval("management", "tanzu-create").Timeout,
 				RecordKind: func(ctx context.Context, name string) error {
 					_, err := kind.RecordContainers(ctx, e.State, name)
 					return err
@@ -142,9 +143,8 @@ type TanzuManagementInput struct {
 	Cluster config.WorkloadCluster
 	// Values are the cluster configuration file's variables (tanzuConfigValues).
 	Values map[string]string
-	// Provider is the infrastructure provider (docker, vsphere): the
-	// management cluster's Env Provider.
-	Provider string
+	// Infrastructure is where the management cluster's nodes run.
+	Infrastructure infrastructure.Infrastructure
 	// Timeout bounds the command (interval management/tanzu-create).
 	Timeout time.Duration
 	// RecordKind records the kind cluster's node containers in the run
@@ -159,6 +159,7 @@ func (in TanzuManagementInput) problems() []string {
 	return []string{unless(in.CLI != nil, "CLI is required: the profile's driver must be tanzu (Env.TanzuCLI)"),
 		unless(in.Cluster.Name != "", "the management cluster's name is required (clusters.management.name)"),
 		unless(in.Values["CLUSTER_NAME"] == in.Cluster.Name, fmt.Sprintf("Values CLUSTER_NAME %q is not the cluster's name %q", in.Values["CLUSTER_NAME"], in.Cluster.Name)),
+		unless(in.Infrastructure != nil, "Infrastructure is required (clusterctl.infrastructureProviders)"),
 		unless(in.Timeout > 0, "Timeout must be positive (interval management/tanzu-create)")}
 }
 
@@ -177,7 +178,7 @@ func TanzuManagementCreate(ctx context.Context, in TanzuManagementInput) (*tanzu
 	env, name := in.Env, in.Cluster.Name
 	mgmt := run.Resource{Kind: TanzuManagementKind, Name: name, Namespace: tanzuManagementNamespace, Role: RoleManagement,
 		CreatedBy: "management", State: "creating", DeleteHint: in.CLI.deleteHint(tanzu.ManagementClusterDeleteArgs()),
-		Attributes: map[string]string{"provider": in.Provider}}
+		Attributes: map[string]string{"provider": in.Infrastructure.Name()}}
 	if err := env.State.PutResource(mgmt); err != nil {
 		return nil, err
 	}
@@ -223,7 +224,7 @@ func TanzuManagementCreate(ctx context.Context, in TanzuManagementInput) (*tanzu
 			if err := env.State.PutResource(tanzuKindResource(kindName, "ready", path)); err != nil {
 				hookErr(err)
 			}
-			env.SetCluster(&Cluster{Role: RoleBootstrap, Name: kindName, Kubeconfig: path, Provider: "kind"})
+			env.SetCluster(&Cluster{Role: RoleBootstrap, Name: kindName, Kubeconfig: path, Infrastructure: infrastructure.KindCluster})
 			env.Printf("[management] kind bootstrap cluster %s attached (kubeconfig %s)", kindName, path)
 			if in.RecordKind != nil {
 				wg.Add(1)
@@ -240,7 +241,7 @@ func TanzuManagementCreate(ctx context.Context, in TanzuManagementInput) (*tanzu
 			if err := env.State.PutResource(mgmt); err != nil {
 				hookErr(err)
 			}
-			env.SetCluster(&Cluster{Role: RoleManagement, Name: name, Namespace: tanzuManagementNamespace, Kubeconfig: path, Provider: in.Provider})
+			env.SetCluster(&Cluster{Role: RoleManagement, Name: name, Namespace: tanzuManagementNamespace, Kubeconfig: path, Infrastructure: in.Infrastructure})
 			env.Printf("[management] management cluster %s attached (kubeconfig %s)", name, path)
 		},
 	}
@@ -428,18 +429,19 @@ func tanzuWorkloadBinding(ctx context.Context, env func() *Env) {
 		cli, _ := e.TanzuCLI()
 		spec := e.Config.Clusters.Workload
 		return TanzuWorkloadSpecInput{Env: e, CLI: cli, Cluster: spec, Values: tanzuConfigValues(e.Config, RoleWorkload, spec, spec.Namespace),
-			Provider: infraName(e.Config), Timeout: e.Interval("workload", "tanzu-create").Timeout,
+			Infrastructure: e.Config.Infrastructure(), Timeout: e.Interval("workload", "tanzu-create").Timeout,
 			WaitAPI: e.Interval("workload", "wait-api"), Ready: e.Interval("workload", "wait-cluster")}
 	})
 }
 
 // TanzuWorkloadSpecInput is the input of TanzuWorkloadSpec.
 type TanzuWorkloadSpecInput struct {
-	Env      *Env
-	CLI      *TanzuCLI
-	Cluster  config.WorkloadCluster
-	Values   map[string]string
-	Provider string
+	Env     *Env
+	CLI     *TanzuCLI
+	Cluster config.WorkloadCluster
+	Values  map[string]string
+	// Infrastructure is where the workload cluster's nodes run.
+	Infrastructure infrastructure.Infrastructure
 	// Timeout bounds `tanzu cluster create` (workload/tanzu-create);
 	// WaitAPI the wait for its kubeconfig Secret and API (workload/wait-api);
 	// Ready the harness's own check after (workload/wait-cluster).
@@ -452,6 +454,7 @@ func (in TanzuWorkloadSpecInput) stage() (*Env, string) { return in.Env, "worklo
 func (in TanzuWorkloadSpecInput) validate() error {
 	return inputErrors(in.Env, unless(in.CLI != nil, "CLI is required: the profile's driver must be tanzu (Env.TanzuCLI)"),
 		unless(in.Cluster.Name != "" && in.Cluster.Namespace != "", "the workload cluster's name and namespace are required (clusters.workload)"),
+		unless(in.Infrastructure != nil, "Infrastructure is required (clusterctl.infrastructureProviders)"),
 		unless(in.Timeout > 0 && in.WaitAPI.Timeout > 0 && in.Ready.Timeout > 0, "Timeout, WaitAPI and Ready must be positive (intervals workload/tanzu-create, wait-api, wait-cluster)"))
 }
 
@@ -492,7 +495,7 @@ func TanzuClusterCreate(ctx context.Context, in TanzuWorkloadSpecInput) (*tanzu.
 	env, name := in.Env, in.Cluster.Name
 	r := run.Resource{Kind: TanzuClusterKind, Name: name, Namespace: in.Cluster.Namespace, Role: RoleWorkload,
 		Kubeconfig: env.KubeconfigPath(name), CreatedBy: "workload", State: "creating",
-		DeleteHint: in.CLI.deleteHint(tanzu.ClusterDeleteArgs(name, in.Cluster.Namespace)), Attributes: map[string]string{"provider": in.Provider}}
+		DeleteHint: in.CLI.deleteHint(tanzu.ClusterDeleteArgs(name, in.Cluster.Namespace)), Attributes: map[string]string{"provider": in.Infrastructure.Name()}}
 	if err := env.State.PutResource(r); err != nil {
 		return nil, err
 	}
@@ -560,7 +563,7 @@ func tanzuCleanup(o CleanupOptions) StageCleanup {
 			// deleter does when the holder does not answer; the leak checks
 			// then say whether anything is left. Elsewhere (VMs) the error
 			// stands, with the hint to delete by hand.
-			if r.Attributes["provider"] != "docker" || ctx.Err() != nil {
+			if !infrastructure.Parse(r.Attributes["provider"]).NodesAreContainers() || ctx.Err() != nil {
 				return "", err
 			}
 			why := err.Error()
@@ -613,7 +616,7 @@ func tanzuConfigValues(cfg *config.Config, role string, spec config.WorkloadClus
 		}
 	}
 	maps.Copy(out, map[string]string{
-		"CLUSTER_NAME": spec.Name, "CLUSTER_PLAN": "dev", "INFRASTRUCTURE_PROVIDER": infraName(cfg),
+		"CLUSTER_NAME": spec.Name, "CLUSTER_PLAN": "dev", "INFRASTRUCTURE_PROVIDER": cfg.Infrastructure().Name(),
 		"CONTROL_PLANE_MACHINE_COUNT": strconv.Itoa(spec.ControlPlaneMachineCount),
 		"WORKER_MACHINE_COUNT":        strconv.Itoa(spec.WorkerMachineCount),
 	})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/redact"
 	"github.com/tkg-e2e/harness/framework/run"
@@ -133,7 +134,7 @@ func managementInput(t *testing.T, env *Env) TanzuManagementInput {
 	}
 	spec := env.Config.Clusters.Management
 	return TanzuManagementInput{Env: env, CLI: cli, Cluster: spec, Values: tanzuConfigValues(env.Config, RoleManagement, spec, ""),
-		Provider: infraName(env.Config), Timeout: env.Interval("management", "tanzu-create").Timeout}
+		Infrastructure: env.Config.Infrastructure(), Timeout: env.Interval("management", "tanzu-create").Timeout}
 }
 
 func stepNames(ss []Step) []string {
@@ -232,7 +233,7 @@ func TestTanzuManagementWorkloadAndCleanupWithTheStandIn(t *testing.T) {
 	}
 	name := env.Config.Clusters.Management.Name
 	mgmt := env.Cluster(RoleManagement)
-	if mgmt == nil || mgmt.Name != name || mgmt.Namespace != "tkg-system" || mgmt.Provider != "docker" ||
+	if mgmt == nil || mgmt.Name != name || mgmt.Namespace != "tkg-system" || !infrastructure.Same(mgmt.Infrastructure, infrastructure.Docker) ||
 		mgmt.Kubeconfig != filepath.Join(in.CLI.Home, ".kube", "config") {
 		t.Fatalf("management cluster in the Env: %+v", mgmt)
 	}
@@ -304,7 +305,7 @@ func TestTanzuManagementWorkloadAndCleanupWithTheStandIn(t *testing.T) {
 	cli, _ := env.TanzuCLI()
 	wl := env.Config.Clusters.Workload
 	wres, err := TanzuClusterCreate(ctx, TanzuWorkloadSpecInput{Env: env, CLI: cli, Cluster: wl,
-		Values: tanzuConfigValues(env.Config, RoleWorkload, wl, wl.Namespace), Provider: "docker",
+		Values: tanzuConfigValues(env.Config, RoleWorkload, wl, wl.Namespace), Infrastructure: infrastructure.Docker,
 		Timeout: env.Interval("workload", "tanzu-create").Timeout, WaitAPI: env.Interval("workload", "wait-api"),
 		Ready: env.Interval("workload", "wait-cluster")})
 	if err != nil {
@@ -353,7 +354,7 @@ func TestTanzuManagementFailureKeepsKindAndQuotesTheCLI(t *testing.T) {
 			t.Errorf("the stage's failure message lacks %q:\n%s", want, msg)
 		}
 	}
-	if b := env.Cluster(RoleBootstrap); b == nil || b.Name != fakeKindName || b.Provider != "kind" {
+	if b := env.Cluster(RoleBootstrap); b == nil || b.Name != fakeKindName || b.Infrastructure != infrastructure.KindCluster {
 		t.Errorf("the kind cluster is not attached after a failure before the move: %+v", b)
 	}
 	if r, ok := env.State.Resource(TanzuManagementKind, env.Config.Clusters.Management.Name); !ok || r.State != "creating" {

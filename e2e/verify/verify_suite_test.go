@@ -20,6 +20,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/suites"
 )
 
@@ -67,7 +68,7 @@ var _ = BeforeSuite(func() {
 		_, err := os.Stat(path)
 		Expect(err).NotTo(HaveOccurred(), "%s kubeconfig %s cannot be read", role, path)
 		abs, _ := filepath.Abs(path)
-		env.SetCluster(&suites.Cluster{Role: role, Name: name, Namespace: ns, Kubeconfig: abs, Provider: "external"})
+		env.SetCluster(&suites.Cluster{Role: role, Name: name, Namespace: ns, Kubeconfig: abs, Infrastructure: infrastructure.External})
 	}
 	name := cfg.Clusters.Workload.Name
 	if *wlName != "" {

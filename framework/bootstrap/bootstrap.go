@@ -78,7 +78,7 @@ func Bootstrap(ctx context.Context, in Input) (*Result, error) {
 	}
 	if err = res.Steps.Time("kind-create", func() error {
 		res.Cluster, err = kind.Create(ctx, kind.CreateInput{
-			Name: in.Name, NodeImage: in.NodeImage, KubeconfigPath: in.KubeconfigPath, MountDockerSocket: in.Providers.Has("docker"),
+			Name: in.Name, NodeImage: in.NodeImage, KubeconfigPath: in.KubeconfigPath, MountDockerSocket: in.Providers.MakesContainerNodes(),
 			State: in.State, CreatedBy: in.CreatedBy, Timeout: in.Timeouts.Create.Timeout, NodesReady: in.Timeouts.NodesReady,
 			Progress: in.Progress, Prefix: in.Prefix,
 		})

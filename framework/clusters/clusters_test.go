@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/run"
@@ -44,7 +45,7 @@ func TestCreateValidatesInput(t *testing.T) {
 }
 
 func TestProvisionNamesEachMissingTimeout(t *testing.T) {
-	in := ProvisionInput{CreateInput: CreateInput{Spec: Spec{InfrastructureProvider: "docker:v1.14.0"}, Role: RoleManagement},
+	in := ProvisionInput{CreateInput: CreateInput{Spec: Spec{Infrastructure: infrastructure.Parse("docker:v1.14.0")}, Role: RoleManagement},
 		Images: []clusterctl.ContainerImage{{Name: "busybox:1.35.0"}}, KappControllerManifest: "kapp.yaml"}
 	_, err := Provision(t.Context(), in)
 	for _, want := range []string{"clusters.Create: invalid input", "Timeouts.Apply must be > 0", "Timeouts.ClusterAvailable must be > 0",
@@ -56,7 +57,7 @@ func TestProvisionNamesEachMissingTimeout(t *testing.T) {
 		}
 	}
 	// A workload cluster of another provider needs neither image nor provider timeouts.
-	in = ProvisionInput{CreateInput: CreateInput{Spec: Spec{InfrastructureProvider: "vsphere"}, Role: RoleWorkload},
+	in = ProvisionInput{CreateInput: CreateInput{Spec: Spec{Infrastructure: infrastructure.VSphere}, Role: RoleWorkload},
 		Images: []clusterctl.ContainerImage{{Name: "busybox:1.35.0"}}}
 	if err := in.validate(); err != nil {
 		t.Errorf("workload on vsphere: %v", err)

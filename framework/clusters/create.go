@@ -13,7 +13,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -260,8 +259,8 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 	}
 	res.Steps.Since("machines-running", start)
 	// What identifies the cluster for certain, for cleanup (best effort: a failure here is not the cluster's).
-	docker, _, _ := strings.Cut(in.InfrastructureProvider, ":")
-	if err := RecordContainers(ctx, mgmt, in.ManagementKubeconfig, in.State, in.Namespace, in.Name, res.Machines, docker == "" || docker == "docker"); err != nil {
+	containers := in.Infrastructure == nil || in.Infrastructure.NodesAreContainers()
+	if err := RecordContainers(ctx, mgmt, in.ManagementKubeconfig, in.State, in.Namespace, in.Name, res.Machines, containers); err != nil {
 		p.Printf("warning: cannot record what identifies cluster %s (cleanup falls back to name, label and creation time): %v", in.Name, err)
 	}
 

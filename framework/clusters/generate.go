@@ -9,6 +9,7 @@ import (
 
 	clusterctlclient "sigs.k8s.io/cluster-api/cmd/clusterctl/client"
 
+	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/node"
 )
@@ -23,11 +24,19 @@ type Spec struct {
 	// Flavor of the infrastructure provider's template, e.g. development (CAPD
 	// ClusterClass quick-start).
 	Flavor string
-	// InfrastructureProvider whose template is used; empty lets clusterctl pick
-	// the only one installed.
-	InfrastructureProvider   string
+	// Infrastructure whose template is used (its Provider, with the
+	// configured version); nil lets clusterctl pick the only one installed.
+	Infrastructure           infrastructure.Infrastructure
 	ControlPlaneMachineCount int64
 	WorkerMachineCount       int64
+}
+
+// provider is the infrastructure provider as clusterctl takes it, "" to let it pick.
+func (s Spec) provider() string {
+	if s.Infrastructure == nil {
+		return ""
+	}
+	return s.Infrastructure.Provider()
 }
 
 func (s Spec) validate() []string {
@@ -42,8 +51,8 @@ func (s Spec) validate() []string {
 		errs = append(errs, fmt.Sprintf("KubernetesVersion %q must look like v1.33.1", s.KubernetesVersion))
 	}
 	// CAPD has no default template, only its ClusterClass flavor; CAPV's
-	// default template is the empty flavor.
-	if short, _, _ := strings.Cut(s.InfrastructureProvider, ":"); s.Flavor == "" && (short == "docker" || short == "") {
+	// default template is the empty flavor. The one clusterctl picks may be CAPD.
+	if s.Flavor == "" && (s.Infrastructure == nil || s.Infrastructure.NeedsFlavor()) {
 		errs = append(errs, "Flavor is empty (e.g. development for CAPD's ClusterClass quick-start)")
 	}
 	if s.ControlPlaneMachineCount < 1 || s.ControlPlaneMachineCount%2 == 0 {
@@ -93,7 +102,7 @@ func Generate(ctx context.Context, in GenerateInput) ([]byte, error) {
 		tmpl, err := c.GetClusterTemplate(ctx, clusterctlclient.GetClusterTemplateOptions{
 			Kubeconfig: clusterctlclient.Kubeconfig{Path: in.ManagementKubeconfig},
 			ProviderRepositorySource: &clusterctlclient.ProviderRepositorySourceOptions{
-				InfrastructureProvider: in.InfrastructureProvider, Flavor: in.Flavor,
+				InfrastructureProvider: in.provider(), Flavor: in.Flavor,
 			},
 			ClusterName: in.Name, TargetNamespace: in.Namespace, KubernetesVersion: in.KubernetesVersion,
 			ControlPlaneMachineCount: &cp, WorkerMachineCount: &workers,

@@ -39,7 +39,7 @@ type ProvisionInput struct {
 	// taken from ProvisionInput.Timeouts.CreateTimeouts.
 	CreateInput
 	// Images are loaded into the cluster's node containers when it is a CAPD
-	// cluster (InfrastructureProvider docker): a cluster without registry
+	// cluster (its nodes are containers here): a cluster without registry
 	// access cannot pull providers, kapp-controller or test images. Nodes of
 	// other providers pull.
 	Images     []clusterctl.ContainerImage
@@ -60,8 +60,7 @@ type ProvisionInput struct {
 }
 
 func (in *ProvisionInput) loadsImages() bool {
-	short, _, _ := strings.Cut(in.InfrastructureProvider, ":")
-	return short == "docker" && len(in.Images) > 0
+	return in.Infrastructure != nil && in.Infrastructure.NodesAreContainers() && len(in.Images) > 0
 }
 
 func (in *ProvisionInput) validate() error {

@@ -7,10 +7,9 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-)
 
-// ProviderVSphere is the clusterctl name of CAPV.
-const ProviderVSphere = "vsphere"
+	"github.com/tkg-e2e/harness/framework/infrastructure"
+)
 
 // clusterctlFills are the variables clusterctl sets itself from the cluster
 // spec (`clusterctl generate cluster` flags).
@@ -22,11 +21,29 @@ func ClusterctlFills() []string { return slices.Clone(clusterctlFills) }
 // UsesCAPV says whether the clusters are CAPV clusters.
 func (c *Config) UsesCAPV() bool {
 	for _, p := range c.Clusterctl.InfrastructureProviders {
-		if name, _, _ := strings.Cut(p, ":"); name == ProviderVSphere {
+		if infrastructure.Same(infrastructure.Parse(p), infrastructure.VSphere) {
 			return true
 		}
 	}
 	return false
+}
+
+// Infrastructure is where the clusters the run creates have their nodes:
+// the first of clusterctl.infrastructureProviders, with its version, read
+// once when the config was loaded (nil when none is listed, which
+// validation reports).
+func (c *Config) Infrastructure() infrastructure.Infrastructure {
+	if c.infra == nil {
+		return c.firstInfrastructure() // a Config built in code, not loaded
+	}
+	return c.infra
+}
+
+func (c *Config) firstInfrastructure() infrastructure.Infrastructure {
+	if len(c.Clusterctl.InfrastructureProviders) == 0 {
+		return nil
+	}
+	return infrastructure.Parse(c.Clusterctl.InfrastructureProviders[0])
 }
 
 // ClusterctlVariables are the variables clusterctl renders the role's

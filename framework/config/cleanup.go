@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/tkg-e2e/harness/framework/infrastructure"
 )
 
 // Values of cleanup.selfHosted.
@@ -28,9 +30,6 @@ const (
 	// balancer containers by ID, as for SelfHostedRemoveContainers.
 	ManagedRemoveContainers = "removeContainers"
 )
-
-// providerDocker is the clusterctl name of CAPD.
-const providerDocker = "docker"
 
 func (c *Cleanup) defaults() {
 	if c.SelfHosted == "" {
@@ -84,8 +83,8 @@ func (c *Config) validateCleanup(add func(key, msg, fix string)) {
 func (c *Config) onlyDocker(add func(key, msg, fix string), key, fix string) {
 	var others []string
 	for _, p := range c.Clusterctl.InfrastructureProviders {
-		if name, _, _ := strings.Cut(p, ":"); name != providerDocker && !slices.Contains(others, name) {
-			others = append(others, name)
+		if i := infrastructure.Parse(p); !i.NodesAreContainers() && !slices.Contains(others, i.Name()) {
+			others = append(others, i.Name())
 		}
 	}
 	// No provider at all is reported on clusterctl.infrastructureProviders.

@@ -6,9 +6,11 @@
 // reported at once, with file, line, key and a fix, before any work starts.
 //
 // The package depends only on the standard library, a YAML parser and the
-// harness's small stages and strictjson packages, so the validate command
+// harness's small stages, strictjson and infrastructure packages, so the validate command
 // that runs it first starts in milliseconds.
 package config
+
+import "github.com/tkg-e2e/harness/framework/infrastructure"
 
 import "slices"
 
@@ -71,6 +73,9 @@ type Config struct {
 	// driverIntervalKeys the keys only a driver reads (driver → scope → keys).
 	intervalKeys       map[string][]string
 	driverIntervalKeys map[string]map[string][]string
+	// infra is where the clusters' nodes run, chosen from
+	// clusterctl.infrastructureProviders when the config is loaded.
+	infra infrastructure.Infrastructure
 }
 
 // Tanzu configures the tanzu driver (framework/tanzu).

@@ -75,6 +75,7 @@ func (c *Config) defaults() {
 	c.Lease.defaults()
 	c.Cleanup.defaults()
 	c.defaultDriver()
+	c.infra = c.firstInfrastructure()
 }
 
 // resolvePaths makes relative file paths absolute against the directory of the

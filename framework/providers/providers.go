@@ -23,6 +23,8 @@ import (
 
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/wait"
+
+	"github.com/tkg-e2e/harness/framework/infrastructure"
 )
 
 // ProviderLabel is the label clusterctl puts on everything it installs
@@ -41,10 +43,12 @@ type Providers struct {
 	Infrastructure []string
 }
 
-// Has says whether name (without a version) is one of the infrastructure providers.
-func (p Providers) Has(name string) bool {
+// MakesContainerNodes reports whether an infrastructure provider among them
+// makes nodes that are containers on this Docker host (CAPD, with or
+// without a version): its controller then needs the host's Docker socket.
+func (p Providers) MakesContainerNodes() bool {
 	for _, i := range p.Infrastructure {
-		if short, _, _ := strings.Cut(i, ":"); short == name {
+		if infrastructure.Parse(i).NodesAreContainers() {
 			return true
 		}
 	}

@@ -20,3 +20,12 @@ func TestInitNamesEachMissingTimeout(t *testing.T) {
 		}
 	}
 }
+
+// The bootstrap cluster mounts the Docker socket for CAPD, pinned or not.
+func TestMakesContainerNodes(t *testing.T) {
+	for in, want := range map[string]bool{"docker": true, "docker:v1.14.0": true, "vsphere": false, "vsphere:v1.16.1": false} {
+		if got := (Providers{Infrastructure: []string{in}}).MakesContainerNodes(); got != want {
+			t.Errorf("[%s]: MakesContainerNodes = %v, want %v", in, got, want)
+		}
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tkg-e2e/harness/framework/redact"
+
+	"github.com/tkg-e2e/harness/framework/infrastructure"
 )
 
 // ConfigFileInput is the input of WriteConfigFile.
@@ -70,7 +72,7 @@ func (in *ConfigFileInput) validate() error {
 			missing = append(missing, k)
 		}
 	}
-	if strings.EqualFold(in.Values["INFRASTRUCTURE_PROVIDER"], "vsphere") {
+	if infrastructure.Parse(strings.ToLower(in.Values["INFRASTRUCTURE_PROVIDER"])).NodesInVCenter() {
 		for _, k := range vsphereKeys {
 			if strings.TrimSpace(in.Values[k]) == "" {
 				missing = append(missing, k)
