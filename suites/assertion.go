@@ -38,8 +38,6 @@ type AssertionSpecInput struct {
 	// Clusters are checked when their role is one of assert.Roles.
 	Clusters []*Cluster
 	Wait     config.Interval
-	// Keep, when set, leaves targets out (a role filter, say).
-	Keep func(assert.Target) bool
 	// PostCheck runs with the outcome, passed or not.
 	PostCheck func(ctx context.Context, out *assert.Outcome)
 }
@@ -70,9 +68,7 @@ func AssertionSpec(_ context.Context, it string, inputGetter func() AssertionSpe
 				if err != nil {
 					return err
 				}
-				if t := (assert.Target{Role: c.Role, Name: c.Name, Namespace: c.Namespace, Cluster: k}); input.Keep == nil || input.Keep(t) {
-					targets = append(targets, t)
-				}
+				targets = append(targets, assert.Target{Role: c.Role, Name: c.Name, Namespace: c.Namespace, Cluster: k})
 			}
 			w, err := env.newWriter(env.ArtifactFolder)
 			if err != nil {

@@ -38,7 +38,7 @@ var Bootstrap = Stage{
 		return StageCleanup{
 			Deleters: map[string]cleanup.Deleter{kind.ResourceKind: kind.Deleter(o.KindTimeout, o.Progress, o.Prefix)},
 			// A kind cluster goes by removing its containers by ID.
-			Alone: map[string]func(run.Resource) bool{kind.ResourceKind: func(run.Resource) bool { return true }},
+			Independent: map[string]func(run.Resource) bool{kind.ResourceKind: func(run.Resource) bool { return true }},
 			LeakChecks: []cleanup.LeakCheck{node.LeakCheck(kind.ResourceKind, clusters.ResourceKind),
 				kind.LeakCheck(kind.ResourceKind, clusters.ResourceKind)},
 		}
@@ -64,8 +64,6 @@ type BootstrapSpecInput struct {
 	ClusterctlConfigPath string
 	Providers            providers.Providers
 	Timeouts             bootstrap.Timeouts
-	// PostInit runs once the providers are Available on the kind cluster.
-	PostInit func(ctx context.Context, kubeconfig string)
 }
 
 func (in BootstrapSpecInput) stage() (*Env, string) { return in.Env, "bootstrap" }
@@ -97,9 +95,6 @@ func BootstrapSpec(_ context.Context, inputGetter func() BootstrapSpecInput) {
 				env.SetCluster(kc)
 				// Watched from here through the management stage (watch.go).
 				watchForMove(env, kc)
-				if input.PostInit != nil {
-					input.PostInit(ctx, res.Cluster.KubeconfigPath)
-				}
 				return nil
 			},
 			Reattach: func(ctx context.Context) error {

@@ -51,8 +51,6 @@ type ClusterSpecInput struct {
 	PostAddons func(ctx context.Context, k *kube.Cluster) error
 	// Timeouts are Provision's waits, one interval per wait.
 	Timeouts clusters.ProvisionTimeouts
-	// PostCreate runs once the cluster is Available with its addons.
-	PostCreate func(ctx context.Context, c *clusters.Cluster)
 	// Preflight runs before anything is created (CAPV: the template to clone exists).
 	Preflight func(ctx context.Context) error
 	// Customize edits the generated objects before they are applied.
@@ -157,7 +155,7 @@ func clusterInput(env *Env, stage, role, holderRole string, spec config.Workload
 func capiClusterCleanup(o CleanupOptions) StageCleanup {
 	return StageCleanup{Deleters: map[string]cleanup.Deleter{
 		clusters.ResourceKind: clusters.DeleterWith(o.ClusterTimeout, o.Interval, o.Progress, o.Prefix, o.SelfHosted, o.Managed)},
-		Alone: map[string]func(run.Resource) bool{clusters.ResourceKind: clusters.DeletesAlone(o.SelfHosted, o.SelfHostedByID, o.Managed)}}
+		Independent: map[string]func(run.Resource) bool{clusters.ResourceKind: clusters.DeletesIndependently(o.SelfHosted, o.SelfHostedByID, o.Managed)}}
 }
 
 // vcenterLeakCheck lists the VMs in the run's vCenter folder named after
@@ -216,15 +214,9 @@ func ClusterSpec(_ context.Context, inputGetter func() ClusterSpecInput) {
 						return fmt.Errorf("before creating the %s cluster: %w", input.Role, err)
 					}
 				}
-				c, steps, err := provision(ctx, env, input)
+				steps, err := provision(ctx, env, input)
 				StepEntries(env, input.Stage, steps)
-				if err != nil {
-					return err
-				}
-				if input.PostCreate != nil {
-					input.PostCreate(ctx, c)
-				}
-				return nil
+				return err
 			},
 			Reattach: func(ctx context.Context) error { return attachCluster(ctx, env, input.Role) },
 		}

@@ -335,7 +335,7 @@ func ReleaseKeptLease(ctx context.Context, st *run.State, out io.Writer) {
 	if !rec.Held() {
 		return
 	}
-	e := &Env{State: st, Redactor: redact.New(), Out: out, KubeconfigDir: kubeconfigDir(st.RunID)}
+	e := &Env{State: st, Redactor: redact.New(), Out: out, KubeconfigDir: kubeconfigDir(st, true)}
 	dest, reason := boskos.Free, ""
 	if outcome := st.CleanupOutcome(); outcome != "done: nothing left" {
 		dest, reason = boskos.Dirty, leaseDirtyReason(outcome)

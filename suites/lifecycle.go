@@ -38,7 +38,7 @@ func providersOf(cfg *config.Config) providers.Providers {
 
 // provision runs the one cluster lifecycle path (clusters.Provision) and
 // records the cluster in the Env.
-func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cluster, []Step, error) {
+func provision(ctx context.Context, env *Env, in ClusterSpecInput) ([]Step, error) {
 	spec := in.Cluster
 	pin := clusters.ProvisionInput{
 		CreateInput: clusters.CreateInput{
@@ -63,17 +63,17 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) (*clusters.Cl
 	}
 	res, err := clusters.Provision(ctx, pin)
 	if res == nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if res.Cluster == nil {
-		return nil, res.Steps, err
+		return res.Steps, err
 	}
 	// The Env learns the cluster as soon as Create made it, so a failure
 	// later in the path still collects its artifacts.
 	c := &Cluster{Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: res.Cluster.KubeconfigPath,
 		Infrastructure: in.Infrastructure}
 	env.SetCluster(c)
-	return res.Cluster, res.Steps, err
+	return res.Steps, err
 }
 
 // attachCluster re-attaches to a cluster a kept run recorded, checking that

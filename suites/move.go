@@ -49,8 +49,6 @@ type MoveSpecInput struct {
 	DeleteKind time.Duration
 	// KeepBootstrap keeps the kind cluster after the move (TKG deletes it).
 	KeepBootstrap bool
-	// PostMove runs after a passed move with its result.
-	PostMove func(ctx context.Context, res *move.Result)
 }
 
 func (in MoveSpecInput) stage() (*Env, string) { return in.Env, "move" }
@@ -175,9 +173,6 @@ func moveTail(ctx context.Context, env *Env, input MoveSpecInput, res *move.Resu
 		b := fmt.Sprintf("machines before: %d, on the target after the settle period: %d", len(res.MachinesBefore), len(res.MachinesAfter))
 		AddReportEntry("move machines", b)
 		env.Printf("[move] %s", b)
-		if input.PostMove != nil && err == nil {
-			input.PostMove(ctx, res)
-		}
 	}}, err
 }
 

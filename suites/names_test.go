@@ -48,3 +48,54 @@ func TestRunClusterNamesCarryTheShortID(t *testing.T) {
 		t.Fatalf("resumed names %s %s", c.Management.Name, c.Workload.Name)
 	}
 }
+
+// Two runs at once whose artifacts folders share a base name share a run
+// ID, never their private folder (kubeconfigs, clusterctl configs, the
+// tanzu CLI's home): the tanzu driver's failure cases, run side by side
+// with ARTIFACTS=<case>/art, broke each other's CLI home before. A run with
+// a standard ID keeps the folder it always had; a kept run of an older
+// version keeps its folder named by the run ID alone.
+func TestRunsWithTheSameFolderNameHaveTheirOwnPrivateFolder(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("HOME", t.TempDir())
+	open := func(folder string, resume bool) *suites.Env {
+		t.Helper()
+		env, err := suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: "../config/local.yaml", ArtifactFolder: folder,
+			Resume: resume, Out: io.Discard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return env
+	}
+	a, b := open(filepath.Join(t.TempDir(), "art"), false), open(filepath.Join(t.TempDir(), "art"), false)
+	defer a.State.Close()
+	defer b.State.Close()
+	if a.State.RunID != b.State.RunID || a.KubeconfigDir == b.KubeconfigDir {
+		t.Fatalf("runs %s and %s: private folders %s and %s", a.State.RunID, b.State.RunID, a.KubeconfigDir, b.KubeconfigDir)
+	}
+	std := open(filepath.Join(t.TempDir(), "20261122-101500-k3f9a"), false)
+	if want := filepath.Join(cache, "tkg-e2e", "20261122-101500-k3f9a"); std.KubeconfigDir != want {
+		t.Errorf("standard run ID: private folder %s, want %s", std.KubeconfigDir, want)
+	}
+	_ = std.State.Close()
+
+	// A kept run of an older version: its folder has the run ID only.
+	kept := filepath.Join(t.TempDir(), "kept")
+	old := open(kept, false)
+	if err := old.State.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(old.KubeconfigDir); err != nil {
+		t.Fatal(err)
+	}
+	legacy := filepath.Join(cache, "tkg-e2e", "kept")
+	if err := os.MkdirAll(legacy, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	resumed := open(kept, true)
+	defer resumed.State.Close()
+	if resumed.KubeconfigDir != legacy {
+		t.Errorf("resumed older run: private folder %s, want its own %s", resumed.KubeconfigDir, legacy)
+	}
+}

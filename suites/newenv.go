@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
@@ -86,7 +87,7 @@ func NewEnv(o EnvOptions) (*Env, error) {
 	if o.Resume {
 		env.Printf("resuming %s", env.State.Describe())
 	}
-	env.KubeconfigDir = kubeconfigDir(env.State.RunID)
+	env.KubeconfigDir = kubeconfigDir(env.State, o.Resume)
 	if err := os.MkdirAll(env.KubeconfigDir, 0o700); err != nil {
 		return env, fmt.Errorf("cannot create the kubeconfig folder %s: %w", env.KubeconfigDir, err)
 	}
@@ -138,13 +139,31 @@ func NewEnv(o EnvOptions) (*Env, error) {
 }
 
 // kubeconfigDir is a run's private folder outside the artifacts: its
-// kubeconfigs, clusterctl configs and lease secrets.
-func kubeconfigDir(runID string) string {
+// kubeconfigs, clusterctl configs, the tanzu CLI's home and lease secrets.
+// The run ID alone does not name it: a run's ID is its artifacts folder's
+// base name, so two runs at once with ARTIFACTS=/a/art and /b/art shared
+// one folder (and one tanzu home) before; their short IDs differ. A kept
+// run of an older version, whose folder has the run ID only, keeps it.
+func kubeconfigDir(st *run.State, kept bool) string {
 	base, err := os.UserCacheDir()
 	if err != nil {
 		base = os.TempDir()
 	}
-	return filepath.Join(base, "tkg-e2e", runID)
+	base = filepath.Join(base, "tkg-e2e")
+	name := st.RunID
+	if !strings.HasSuffix(name, "-"+st.Short) {
+		name += "-" + st.Short
+	}
+	dir := filepath.Join(base, name)
+	if legacy := filepath.Join(base, st.RunID); kept && legacy != dir && isDir(legacy) && !isDir(dir) {
+		return legacy
+	}
+	return dir
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // keptNames are the cluster names, by role, that the run state recorded.

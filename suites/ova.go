@@ -107,8 +107,6 @@ type OVASpecInput struct {
 	Concurrency int
 	Replace     bool
 	Import      config.Interval
-	// PostImport runs after the templates are imported and validated.
-	PostImport func(ctx context.Context, s *vsphere.Session, results []vsphere.Result)
 }
 
 func (in OVASpecInput) stage() (*Env, string) { return in.Env, "ova" }
@@ -143,13 +141,7 @@ func OVASpec(_ context.Context, inputGetter func() OVASpecInput) {
 					problems = append(problems, err)
 				}
 			}
-			if err := errors.Join(problems...); err != nil {
-				return err
-			}
-			if input.PostImport != nil {
-				input.PostImport(ctx, session, results)
-			}
-			return nil
+			return errors.Join(problems...)
 		}}
 	})
 

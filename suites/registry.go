@@ -82,7 +82,7 @@ type CleanupOptions struct {
 	// half-moved cluster (CAPD only: `make clean-run` without a config).
 	SelfHosted clusters.SelfHostedFunc
 	// SelfHostedByID says SelfHosted is clusters.RemoveContainers, so such
-	// deletions may run beside others (clusters.DeletesAlone).
+	// deletions may run beside others (clusters.DeletesIndependently).
 	SelfHostedByID bool
 	// PrepareSelfHosted starts, before the deletions, what SelfHosted will
 	// need (cleanup.Input.Prepare); nil when it needs nothing ahead.
@@ -104,26 +104,27 @@ type CleanupOptions struct {
 type StageCleanup struct {
 	Deleters   map[string]cleanup.Deleter
 	LeakChecks []cleanup.LeakCheck
-	// Alone says, by kind, whether that kind's Deleter deletes a resource
-	// alone (cleanup.Input.Alone); a kind without an entry deletes one at a
-	// time.
-	Alone map[string]func(r run.Resource) bool
+	// Independent says, by kind, whether that kind's Deleter deletes a
+	// resource touching nothing else of the run, so it may run beside the
+	// others (cleanup.Input.Independent); a kind without an entry deletes
+	// one at a time.
+	Independent map[string]func(r run.Resource) bool
 }
 
 // add merges o into c: a kind o has a Deleter for takes o's Deleter and
-// o's Alone entry (or none), never c's.
+// o's Independent entry (or none), never c's.
 func (c *StageCleanup) add(o StageCleanup) {
 	if c.Deleters == nil {
 		c.Deleters = map[string]cleanup.Deleter{}
 	}
-	if c.Alone == nil {
-		c.Alone = map[string]func(run.Resource) bool{}
+	if c.Independent == nil {
+		c.Independent = map[string]func(run.Resource) bool{}
 	}
 	for k, d := range o.Deleters {
 		c.Deleters[k] = d
-		delete(c.Alone, k)
+		delete(c.Independent, k)
 	}
-	maps.Copy(c.Alone, o.Alone)
+	maps.Copy(c.Independent, o.Independent)
 	c.LeakChecks = append(c.LeakChecks, o.LeakChecks...)
 }
 
@@ -236,6 +237,6 @@ func (r *Registry) Cleanup(o CleanupOptions) cleanup.Input {
 	}
 	all.add(StageCleanup{}) // the maps exist even without a stage cleanup
 	return cleanup.Input{State: o.State, Deleters: all.Deleters, LeakChecks: all.LeakChecks, Progress: o.Progress, Prefix: o.Prefix,
-		Alone:   func(res run.Resource) bool { f := all.Alone[res.Kind]; return f != nil && f(res) },
-		Prepare: o.PrepareSelfHosted}
+		Independent: func(res run.Resource) bool { f := all.Independent[res.Kind]; return f != nil && f(res) },
+		Prepare:     o.PrepareSelfHosted}
 }

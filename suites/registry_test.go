@@ -197,14 +197,14 @@ func TestCleanupSaysWhichDeletionsRunBesideOthers(t *testing.T) {
 	} {
 		in := suites.Lifecycle.Cleanup(c.o)
 		for _, r := range []run.Resource{wl, mgmt, kindCluster, template} {
-			if got := in.Alone(r); got != c.want[r.Name] {
+			if got := in.Independent(r); got != c.want[r.Name] {
 				t.Errorf("%s: %s alone = %v, want %v", c.name, r.Name, got, c.want[r.Name])
 			}
 		}
 	}
 	// The tanzu driver's clusters go through its CLI: none alone.
 	in := suites.Lifecycle.ForDriver(config.DriverTanzu).Cleanup(byID)
-	if in.Alone(run.Resource{Kind: suites.TanzuClusterKind, Name: "wl"}) {
+	if in.Independent(run.Resource{Kind: suites.TanzuClusterKind, Name: "wl"}) {
 		t.Error("a tanzu cluster's deletion runs beside others")
 	}
 }

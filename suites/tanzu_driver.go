@@ -320,9 +320,6 @@ type TanzuMoveSpecInput struct {
 	// Cluster Available; SettleAfter is how long they must then stay the
 	// same (move/reconcile, move/settle-after).
 	Reconcile, SettleAfter config.Interval
-	// KindGone checks that the CLI deleted the kind cluster: no container
-	// of it is left (nil: node.ListCluster, Docker).
-	KindGone func(ctx context.Context, name string) error
 }
 
 func (in TanzuMoveSpecInput) stage() (*Env, string) { return in.Env, "move" }
@@ -352,11 +349,7 @@ func TanzuMoveSpec(_ context.Context, inputGetter func() TanzuMoveSpecInput) {
 				if err := tanzuNoRollout(ctx, env, to, input.Reconcile, input.SettleAfter); err != nil {
 					return err
 				}
-				kindGone := input.KindGone
-				if kindGone == nil {
-					kindGone = kindContainersGone
-				}
-				return tanzuBootstrapGone(ctx, env, kindGone)
+				return tanzuBootstrapGone(ctx, env, kindContainersGone)
 			},
 			Reattach: func(ctx context.Context) error { return nil },
 		}

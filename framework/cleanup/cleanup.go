@@ -36,7 +36,7 @@ type Input struct {
 	Deleters map[string]Deleter
 	// LeakChecks run by All after the deletions.
 	LeakChecks []LeakCheck
-	// Alone, if set, says of a resource whether its Deleter touches nothing
+	// Independent, if set, says of a resource whether its Deleter touches nothing
 	// of the run but that resource (its own containers, removed by ID; a
 	// kind cluster): such deletions that come one after another in Run's
 	// order run at the same time, because each takes seconds of Docker
@@ -44,7 +44,7 @@ type Input struct {
 	// a management cluster, a move back, a vCenter template a clone may
 	// still use) waits for those before it and runs by itself. Nil deletes
 	// one at a time.
-	Alone func(r run.Resource) bool
+	Independent func(r run.Resource) bool
 	// Prepare, if set, is called with the live resources before the first
 	// deletion, to start in the background what a later deletion needs
 	// (the throw-away kind cluster a self-hosted management cluster is
@@ -95,7 +95,7 @@ func (r *Report) String() string {
 
 // Run deletes every live resource of the run state in reverse creation order
 // with the Deleter of its kind and marks it deleted; consecutive resources
-// that Input.Alone says delete alone are deleted at the same time. It goes
+// that Input.Independent says delete independently are deleted at the same time. It goes
 // on after a failure; the error lists every failure with its DeleteHint. A
 // resource whose kind has no Deleter is Skipped with its DeleteHint. The
 // report lists resources in Run's order, whatever order they ended in.
@@ -123,7 +123,7 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 			outcomes[i] = outcome{skipped: fmt.Sprintf("%s: no deleter for kind %q (by hand: %s)", r.Key(), r.Kind, r.DeleteHint)}
 			continue
 		}
-		if in.Alone != nil && in.Alone(r) {
+		if in.Independent != nil && in.Independent(r) {
 			beside.Go(func() { outcomes[i] = deleteOne(ctx, in.State, p, del, r) })
 			continue
 		}

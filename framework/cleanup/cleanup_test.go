@@ -132,8 +132,8 @@ func TestRunDeletesConsecutiveAloneResourcesTogetherAndTheRestByThemselves(t *te
 		return "deleted", nil
 	}
 	rep, err := Run(t.Context(), Input{State: st,
-		Deleters: map[string]Deleter{"cluster": together, "template": byItself, "kind": byItself},
-		Alone:    func(r run.Resource) bool { return r.Kind != "template" }})
+		Deleters:    map[string]Deleter{"cluster": together, "template": byItself, "kind": byItself},
+		Independent: func(r run.Resource) bool { return r.Kind != "template" }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -113,18 +113,18 @@ func DeleterWith(timeout, interval time.Duration, progress io.Writer, prefix str
 	}
 }
 
-// DeletesAlone says which resources DeleterWith, given the same selfHosted
+// DeletesIndependently says which resources DeleterWith, given the same selfHosted
 // and managed, deletes by removing the run's containers by ID, touching
-// nothing else of the run (cleanup.Input.Alone): selfHostedByID says
+// nothing else of the run (cleanup.Input.Independent): selfHostedByID says
 // selfHosted is RemoveContainers. A cluster that may be half-moved counts
 // as self-hosted, and one deleted through its management cluster does not.
-func DeletesAlone(selfHosted SelfHostedFunc, selfHostedByID bool, managed ManagedFunc) func(r run.Resource) bool {
-	selfHostedAlone := selfHosted == nil || selfHostedByID
+func DeletesIndependently(selfHosted SelfHostedFunc, selfHostedByID bool, managed ManagedFunc) func(r run.Resource) bool {
+	selfHostedIndependent := selfHosted == nil || selfHostedByID
 	return func(r run.Resource) bool {
 		if r.Attributes[AttrSelfHosted] == "true" || r.Attributes[AttrManagedBy] == "" {
-			return selfHostedAlone
+			return selfHostedIndependent
 		}
-		return managed != nil && selfHostedAlone
+		return managed != nil && selfHostedIndependent
 	}
 }
 
