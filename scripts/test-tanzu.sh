@@ -139,9 +139,10 @@ run_case() {
 
 # The clean case is a whole flow and runs alone; the failure cases each make
 # one kind cluster and then mostly wait (for a timeout, a hang, a Ctrl-C),
-# so PARALLEL=3 runs three side by side, each printing its lines when it
-# ends. The default stays 1 (one after the other, what CI has proven) until
-# a CI run has passed with it.
+# so PARALLEL=3 (what CI runs) runs three side by side, each printing its
+# lines when it ends; each case's run has its own private folder (its
+# ARTIFACTS all end in /art, one run ID: the folder is named by the short
+# ID too). The default stays 1, one after the other.
 parallel=${PARALLEL:-1}
 batch=()
 flush() {

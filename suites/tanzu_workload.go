@@ -1,0 +1,131 @@
+package suites
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/infrastructure"
+	"github.com/tkg-e2e/harness/framework/kind"
+	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/framework/tanzu"
+)
+
+// This file is the workload stage with the tanzu driver: `tanzu cluster create` from the management cluster.
+
+func tanzuWorkloadBinding(ctx context.Context, env func() *Env) {
+	TanzuWorkloadSpec(ctx, func() TanzuWorkloadSpecInput {
+		e := env()
+		cli, _ := e.TanzuCLI()
+		spec := e.Config.Clusters.Workload
+		return TanzuWorkloadSpecInput{Env: e, CLI: cli, Cluster: spec, Values: tanzuConfigValues(e.Config, RoleWorkload, spec, spec.Namespace),
+			Infrastructure: e.Config.Infrastructure(), Timeout: e.Interval("workload", "tanzu-create").Timeout,
+			WaitAPI: e.Interval("workload", "wait-api"), Ready: e.Interval("workload", "wait-cluster")}
+	})
+}
+
+// TanzuWorkloadSpecInput is the input of TanzuWorkloadSpec.
+type TanzuWorkloadSpecInput struct {
+	Env     *Env
+	CLI     *TanzuCLI
+	Cluster config.WorkloadCluster
+	Values  map[string]string
+	// Infrastructure is where the workload cluster's nodes run.
+	Infrastructure infrastructure.Infrastructure
+	// Timeout bounds `tanzu cluster create` (workload/tanzu-create);
+	// WaitAPI the wait for its kubeconfig Secret and API (workload/wait-api);
+	// Ready the harness's own check after (workload/wait-cluster).
+	Timeout        time.Duration
+	WaitAPI, Ready config.Interval
+}
+
+func (in TanzuWorkloadSpecInput) stage() (*Env, string) { return in.Env, "workload" }
+
+func (in TanzuWorkloadSpecInput) validate() error {
+	return inputErrors(in.Env, unless(in.CLI != nil, "CLI is required: the profile's driver must be tanzu (Env.TanzuCLI)"),
+		unless(in.Cluster.Name != "" && in.Cluster.Namespace != "", "the workload cluster's name and namespace are required (clusters.workload)"),
+		unless(in.Infrastructure != nil, "Infrastructure is required (clusterctl.infrastructureProviders)"),
+		unless(in.Timeout > 0 && in.WaitAPI.Timeout > 0 && in.Ready.Timeout > 0, "Timeout, WaitAPI and Ready must be positive (intervals workload/tanzu-create, wait-api, wait-cluster)"))
+}
+
+// TanzuWorkloadSpec runs `tanzu cluster create`, attaches the cluster
+// from its Cluster API kubeconfig Secret, and checks it.
+func TanzuWorkloadSpec(_ context.Context, inputGetter func() TanzuWorkloadSpecInput) {
+	declareStage("creates the workload cluster with tanzu cluster create", inputGetter, func(input TanzuWorkloadSpecInput) StageFuncs {
+		env := input.Env
+		return StageFuncs{
+			Run: func(ctx context.Context) error {
+				mgmt := env.Cluster(RoleManagement)
+				if mgmt == nil {
+					return errNoCluster(RoleManagement)
+				}
+				res, err := TanzuClusterCreate(ctx, input)
+				if res != nil {
+					reportPhases(env, "workload", res, res.Phases)
+				}
+				if err != nil {
+					return err
+				}
+				if err := attachWorkload(ctx, env, mgmt, input); err != nil {
+					return err
+				}
+				return tanzuClusterReady(ctx, env, "workload", mgmt, env.Cluster(RoleWorkload), input.Ready)
+			},
+			Reattach: func(ctx context.Context) error { return attachTanzuCluster(ctx, env, TanzuClusterKind, RoleWorkload) },
+		}
+	})
+}
+
+// TanzuClusterCreate runs `tanzu cluster create` with its own cluster
+// configuration file, the cluster recorded in the run state first.
+func TanzuClusterCreate(ctx context.Context, in TanzuWorkloadSpecInput) (*tanzu.Result, error) {
+	if err := in.validate(); err != nil {
+		return nil, fmt.Errorf("TanzuClusterCreate: %w", err)
+	}
+	env, name := in.Env, in.Cluster.Name
+	r := run.Resource{Kind: TanzuClusterKind, Name: name, Namespace: in.Cluster.Namespace, Role: RoleWorkload,
+		Kubeconfig: env.KubeconfigPath(name), CreatedBy: "workload", State: "creating",
+		DeleteHint: in.CLI.deleteHint(tanzu.ClusterDeleteArgs(name, in.Cluster.Namespace)), Attributes: map[string]string{"provider": in.Infrastructure.Name()}}
+	if err := env.State.PutResource(r); err != nil {
+		return nil, err
+	}
+	cf, removeConfig, err := in.CLI.configFile(in.Values, "[workload]")
+	if err != nil {
+		return nil, err
+	}
+	defer removeConfig()
+	res, err := in.CLI.Run(ctx, "cluster-create-"+name, tanzu.ClusterCreateArgs(cf.Path, in.CLI.Verbosity), in.Timeout, tanzu.Hooks{}, "[workload]")
+	env.setTanzuResult(RoleWorkload, res)
+	markNeverCreated(env, "[workload]", r, res, err)
+	if err == nil && res != nil {
+		r.State = "ready"
+		err = env.State.PutResource(r)
+	}
+	return res, err
+}
+
+// tanzuKindResource is the run state's record of the kind cluster
+// `tanzu management-cluster create` makes: first by the name it announces,
+// then ready with the kubeconfig it prints.
+func tanzuKindResource(name, state, kubeconfig string) run.Resource {
+	return run.Resource{Kind: kind.ResourceKind, Name: name, Role: RoleBootstrap, Kubeconfig: kubeconfig, CreatedBy: "management",
+		State: state, DeleteHint: kind.DeleteHint(name), Attributes: map[string]string{"createdBy": "tanzu management-cluster create"}}
+}
+
+// markNeverCreated records a cluster the CLI failed on before its first
+// marker (still validating: config, vCenter login) as gone: it made
+// nothing then, and a delete through the CLI would only fail (it knows no
+// such cluster) and leave the run's cleanup unfinished on a vCenter, where
+// no container fallback applies.
+func markNeverCreated(env *Env, prefix string, r run.Resource, res *tanzu.Result, err error) {
+	if err == nil || res == nil || res.BootstrapKubeconfig != "" || slices.ContainsFunc(res.Phases, func(p tanzu.Phase) bool { return p.Name != tanzu.PhasePrepare }) {
+		return
+	}
+	if serr := env.State.SetResourceState(r.Key(), "gone"); serr != nil {
+		env.Printf("%s %v", prefix, serr)
+		return
+	}
+	env.Printf("%s %s failed before it made anything (no phase after %s): %s %s has nothing to delete", prefix, res.Command, tanzu.PhasePrepare, r.Kind, r.Name)
+}
