@@ -170,7 +170,8 @@ func clusterInput(env *Env, stage, id, holderRole string, management bool) Clust
 func capiClusterCleanup(o CleanupOptions) StageCleanup {
 	return StageCleanup{Deleters: map[string]cleanup.Deleter{
 		clusters.ResourceKind: clusters.DeleterWith(o.ClusterTimeout, o.Interval, o.Progress, o.Prefix, o.SelfHosted, o.Managed)},
-		Independent: map[string]func(run.Resource) bool{clusters.ResourceKind: clusters.DeletesIndependently(o.SelfHosted, o.SelfHostedByID, o.Managed)}}
+		Independent: map[string]func(run.Resource) bool{clusters.ResourceKind: clusters.DeletesIndependently(o.SelfHosted, o.SelfHostedByID, o.Managed)},
+		Together:    map[string]func(a, b run.Resource) bool{clusters.ResourceKind: clusters.DeletableTogether}}
 }
 
 // vcenterLeakCheck lists the VMs in the run's vCenter folder named after

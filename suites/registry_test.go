@@ -218,8 +218,15 @@ func TestCleanupSaysWhichDeletionsRunBesideOthers(t *testing.T) {
 			}
 		}
 	}
+	// Two workload clusters deleted through one management cluster go at
+	// the same time; never with the management cluster itself.
+	wl2 := run.Resource{Kind: clusters.ResourceKind, Name: "wl2", Attributes: map[string]string{clusters.AttrManagedBy: "/m.kubeconfig"}}
+	in := suites.Lifecycle.Cleanup(suites.CleanupOptions{SelfHosted: moveBack})
+	if !in.Together(wl, wl2) || in.Together(wl, mgmt) || in.Together(wl, kindCluster) {
+		t.Errorf("together: wl+wl2 %v (want true), wl+mgmt %v, wl+kind %v (want false)", in.Together(wl, wl2), in.Together(wl, mgmt), in.Together(wl, kindCluster))
+	}
 	// The tanzu driver's clusters go through its CLI: none alone.
-	in := suites.Lifecycle.ForDriver(config.DriverTanzu).Cleanup(byID)
+	in = suites.Lifecycle.ForDriver(config.DriverTanzu).Cleanup(byID)
 	if in.Independent(run.Resource{Kind: suites.TanzuClusterKind, Name: "wl"}) {
 		t.Error("a tanzu cluster's deletion runs beside others")
 	}
