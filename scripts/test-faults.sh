@@ -37,10 +37,10 @@ cd "$root"
 run=${1:?usage: scripts/test-faults.sh <run folder of a kept run>}
 state=$run/state.json
 [ -f "$state" ] || { echo "no state.json in $run: pass the ARTIFACTS folder of a kept run (SKIP_CLEANUP=1)"; exit 2; }
-kc() { jq -r --arg k capi-cluster --arg role "$1" '[.resources[] | select(.kind == $k and .state != "deleted" and .role == $role)][0].kubeconfig // empty' "$state"; }
+kc() { jq -r --arg k capi-cluster --arg role "$1" '[.resources[] | select(.kind == $k and .state != "deleted" and (.cluster // .role) == $role)][0].kubeconfig // empty' "$state"; }
 mgmt=$(kc management) wl=$(kc workload)
 [ -f "$mgmt" ] && [ -f "$wl" ] || { echo "the run in $run has no live management and workload cluster with kubeconfigs ($mgmt, $wl)"; exit 2; }
-wlname=$(jq -r '[.resources[] | select(.kind == "capi-cluster" and .role == "workload")][0].name' "$state")
+wlname=$(jq -r '[.resources[] | select(.kind == "capi-cluster" and (.cluster // .role) == "workload")][0].name' "$state")
 
 fails=0
 pass() { echo "PASS $*"; }

@@ -2,6 +2,7 @@ package suites
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -27,6 +28,8 @@ type ClusterSpecInput struct {
 	Env *Env
 	// Stage is the stage name used for state, report entries and progress.
 	Stage string
+	// ID names the cluster in the run (management, workload, workload-2).
+	ID string
 	// Role is the cluster's role (management, workload).
 	Role string
 	// Holder is the cluster whose Cluster API creates this one (kind for the
@@ -82,9 +85,10 @@ func clusterTimeouts(env *Env, stage string, management bool) clusters.Provision
 	return t
 }
 
-// clusterStage is a stage that creates one Cluster API cluster of a role from
-// the cluster of holderRole; management clusters also get the providers.
-func clusterStage(def stages.Definition, role, holderRole string, spec func(*config.Config) config.WorkloadCluster) Stage {
+// clusterStage is a stage that creates the Cluster API clusters of a role
+// from the cluster of holderRole: the management cluster, which also gets
+// the providers, or every workload cluster of the run, side by side.
+func clusterStage(def stages.Definition, role, holderRole string) Stage {
 	management := role == RoleManagement
 	def.Kinds = []string{clusters.ResourceKind}
 	def.Intervals = clusterIntervals
@@ -104,18 +108,29 @@ func clusterStage(def stages.Definition, role, holderRole string, spec func(*con
 	}
 	return Stage{Definition: def, Cleanup: cleanupOf,
 		Spec: func(ctx context.Context, env func() *Env) {
-			ClusterSpec(ctx, func() ClusterSpecInput {
+			ClusterSpec(ctx, func() ClustersSpecInput {
 				e := env()
-				return clusterInput(e, def.Name, role, holderRole, spec(e.Config), management)
+				in := ClustersSpecInput{Env: e, Stage: def.Name}
+				ids := []string{RoleManagement}
+				if !management {
+					ids = e.Config.WorkloadIDs()
+				}
+				for _, id := range ids {
+					in.Clusters = append(in.Clusters, clusterInput(e, def.Name, id, holderRole, management))
+				}
+				return in
 			})
 		}}
 }
 
-// clusterInput is the input a cluster stage's binding builds from the Env.
-func clusterInput(env *Env, stage, role, holderRole string, spec config.WorkloadCluster, management bool) ClusterSpecInput {
+// clusterInput is the input a cluster stage's binding builds from the Env
+// for one cluster, by its ID.
+func clusterInput(env *Env, stage, id, holderRole string, management bool) ClusterSpecInput {
 	cfg := env.Config
-	in := ClusterSpecInput{Env: env, Stage: stage, Role: role, Holder: env.Cluster(holderRole), HolderRole: holderRole, Cluster: spec,
-		Infrastructure: cfg.Infrastructure(), ClusterctlConfigPath: env.ClusterctlConfig(role),
+	role := config.RoleOf(id)
+	spec, _ := cfg.ClusterOf(id)
+	in := ClusterSpecInput{Env: env, Stage: stage, ID: id, Role: role, Holder: env.Cluster(holderRole), HolderRole: holderRole, Cluster: spec,
+		Infrastructure: cfg.Infrastructure(), ClusterctlConfigPath: env.ClusterctlConfig(id),
 		CNIManifest: cfg.Addons.CNIManifest, KappControllerManifest: cfg.Addons.KappControllerManifest,
 		Images: images(cfg, role), Timeouts: clusterTimeouts(env, stage, management),
 		StopAfter: cfg.Rehearsal.StopAfter, StopReason: cfg.Rehearsal.Reason}
@@ -155,7 +170,8 @@ func clusterInput(env *Env, stage, role, holderRole string, spec config.Workload
 func capiClusterCleanup(o CleanupOptions) StageCleanup {
 	return StageCleanup{Deleters: map[string]cleanup.Deleter{
 		clusters.ResourceKind: clusters.DeleterWith(o.ClusterTimeout, o.Interval, o.Progress, o.Prefix, o.SelfHosted, o.Managed)},
-		Independent: map[string]func(run.Resource) bool{clusters.ResourceKind: clusters.DeletesIndependently(o.SelfHosted, o.SelfHostedByID, o.Managed)}}
+		Independent: map[string]func(run.Resource) bool{clusters.ResourceKind: clusters.DeletesIndependently(o.SelfHosted, o.SelfHostedByID, o.Managed)},
+		Together:    map[string]func(a, b run.Resource) bool{clusters.ResourceKind: clusters.DeletableTogether}}
 }
 
 // vcenterLeakCheck lists the VMs in the run's vCenter folder named after
@@ -189,38 +205,77 @@ func vcenterLeakCheck(o CleanupOptions, kinds ...string) cleanup.LeakCheck {
 	}
 }
 
-func (in ClusterSpecInput) stage() (*Env, string) { return in.Env, in.Stage }
-
-func (in ClusterSpecInput) validate() error {
-	return inputErrors(in.Env, unless(in.Stage != "" && in.Role != "" && in.HolderRole != "", "Stage, Role and HolderRole are required"),
+func (in ClusterSpecInput) problems() []string {
+	return []string{unless(in.Stage != "" && in.ID != "" && in.Role != "" && in.HolderRole != "", "Stage, ID, Role and HolderRole are required"),
 		unless(in.Cluster.Name != "" && in.Cluster.Namespace != "",
-			fmt.Sprintf("the %s cluster's name and namespace are required (clusters.%s in the profile)", in.Role, in.Role)))
+			fmt.Sprintf("the %s cluster's name and namespace are required (%s in the profile)", in.ID, config.ClusterKey(in.ID)))}
 }
 
-// ClusterSpec creates a Cluster API cluster from its holder, waits for
-// control plane, Machines, Nodes and Available, loads the images into its
-// nodes, runs `clusterctl init` when it is to be a management cluster, and
-// installs kapp-controller and the local package set, as TKG's cluster create does.
-func ClusterSpec(_ context.Context, inputGetter func() ClusterSpecInput) {
-	declareStage("creates the cluster and installs its providers and packages", inputGetter, func(input ClusterSpecInput) StageFuncs {
+// ClustersSpecInput is the input of ClusterSpec: the clusters one stage
+// creates, each from its holder (the management cluster; every workload
+// cluster of the run).
+type ClustersSpecInput struct {
+	Env      *Env
+	Stage    string
+	Clusters []ClusterSpecInput
+}
+
+func (in ClustersSpecInput) stage() (*Env, string) { return in.Env, in.Stage }
+
+func (in ClustersSpecInput) validate() error {
+	problems := []string{unless(len(in.Clusters) > 0, "Clusters is empty: a cluster stage creates at least one cluster")}
+	for _, c := range in.Clusters {
+		problems = append(problems, c.problems()...)
+	}
+	return inputErrors(in.Env, problems...)
+}
+
+// ClusterSpec creates Cluster API clusters from their holder, side by side
+// when there are several: for each, it waits for control plane, Machines,
+// Nodes and Available, loads the images into its nodes, runs `clusterctl
+// init` when it is to be a management cluster, and installs kapp-controller
+// and the local package set, as TKG's cluster create does. With several,
+// each cluster's steps and result are its own (state.json's stage record
+// lists them), and one cluster's failure does not stop the others.
+func ClusterSpec(_ context.Context, inputGetter func() ClustersSpecInput) {
+	declareStage("creates the cluster and installs its providers and packages", inputGetter, func(input ClustersSpecInput) StageFuncs {
 		env := input.Env
 		return StageFuncs{
 			Run: func(ctx context.Context) error {
-				if input.Holder == nil {
-					return errNoCluster(input.HolderRole)
+				if len(input.Clusters) == 1 {
+					steps, err := createCluster(ctx, env, input.Clusters[0])
+					StepEntries(env, input.Stage, steps)
+					return err
 				}
-				if input.Preflight != nil {
-					if err := input.Preflight(ctx); err != nil {
-						return fmt.Errorf("before creating the %s cluster: %w", input.Role, err)
-					}
+				var jobs []clusterJob
+				for _, c := range input.Clusters {
+					jobs = append(jobs, clusterJob{ID: c.ID, Name: c.Cluster.Name,
+						Run: func(ctx context.Context) ([]Step, error) { return createCluster(ctx, env, c) }})
 				}
-				steps, err := provision(ctx, env, input)
-				StepEntries(env, input.Stage, steps)
-				return err
+				return eachCluster(ctx, env, input.Stage, jobs)
 			},
-			Reattach: func(ctx context.Context) error { return attachCluster(ctx, env, input.Role) },
+			Reattach: func(ctx context.Context) error {
+				var errs []error
+				for _, c := range input.Clusters {
+					errs = append(errs, attachCluster(ctx, env, c.ID))
+				}
+				return errors.Join(errs...)
+			},
 		}
 	})
+}
+
+// createCluster makes one cluster of a cluster stage.
+func createCluster(ctx context.Context, env *Env, in ClusterSpecInput) ([]Step, error) {
+	if in.Holder == nil {
+		return nil, errNoCluster(in.HolderRole)
+	}
+	if in.Preflight != nil {
+		if err := in.Preflight(ctx); err != nil {
+			return nil, fmt.Errorf("before creating the %s cluster: %w", in.ID, err)
+		}
+	}
+	return provision(ctx, env, in)
 }
 
 func dash(s string) string {

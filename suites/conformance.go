@@ -21,7 +21,7 @@ import (
 var Conformance = Stage{
 	Definition: stages.Definition{Name: "conformance", Needs: []string{"workload"}, Category: stages.Conformance,
 		Intervals: []string{"load-images", "run-conformance"},
-		Doc:       "Kubernetes conformance (e2e.test in the conformance image, via Cluster API's kubetest) on the workload cluster"},
+		Doc:       "Kubernetes conformance (e2e.test in the conformance image, via Cluster API's kubetest) on the first workload cluster"},
 	Preflight: conformancePreflight,
 	Spec: func(ctx context.Context, env func() *Env) {
 		ConformanceSpec(ctx, func() ConformanceSpecInput {

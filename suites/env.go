@@ -11,11 +11,15 @@
 package suites
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/tkg-e2e/harness/framework/artifacts/report"
@@ -91,6 +95,9 @@ type Reports struct {
 // Cluster is a cluster of the run, by role: bootstrap, management, workload.
 // It is the one handle stages pass around; Connect builds its clients.
 type Cluster struct {
+	// ID names the cluster in the run (config's ClusterIDs): "workload-2"
+	// for a second workload cluster; empty when its role names it.
+	ID         string
 	Role       string
 	Name       string
 	Namespace  string
@@ -117,6 +124,14 @@ func (c *Cluster) Connect() (*kube.Cluster, error) {
 	return c.kube, c.err
 }
 
+// Key is the cluster's ID in the run: ID, or else its role.
+func (c *Cluster) Key() string {
+	if c.ID != "" {
+		return c.ID
+	}
+	return c.Role
+}
+
 // DockerNodes reports whether the cluster's nodes are containers on this
 // Docker host (kind, CAPD), where images are loaded and node logs read by exec.
 func (c *Cluster) DockerNodes() bool {
@@ -140,34 +155,65 @@ func (e *Env) SetCluster(c *Cluster) {
 	if e.clusters == nil {
 		e.clusters = map[string]*Cluster{}
 	}
-	e.clusters[c.Role] = c
+	e.clusters[c.Key()] = c
 }
 
 // DropCluster forgets a cluster (the kind cluster after move).
-func (e *Env) DropCluster(role string) {
+func (e *Env) DropCluster(id string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	delete(e.clusters, role)
+	delete(e.clusters, id)
 }
 
-// Cluster returns the cluster of a role, or nil.
-func (e *Env) Cluster(role string) *Cluster {
+// Cluster returns the cluster of an ID (a role names the first cluster of
+// it: "workload"), or nil.
+func (e *Env) Cluster(id string) *Cluster {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.clusters[role]
+	return e.clusters[id]
 }
 
-// Clusters returns the live clusters of the run, in role order.
+// Clusters returns the live clusters of the run, in role order, and the
+// clusters of one role in the order of their IDs.
 func (e *Env) Clusters() []*Cluster {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []*Cluster
 	for _, role := range append([]string{RoleBootstrap}, assert.Roles...) {
-		if c, ok := e.clusters[role]; ok {
+		var of []*Cluster
+		for _, c := range e.clusters {
+			if c.Role == role {
+				of = append(of, c)
+			}
+		}
+		slices.SortFunc(of, func(a, b *Cluster) int { return cmp.Compare(idOrder(a.Key()), idOrder(b.Key())) })
+		out = append(out, of...)
+	}
+	return out
+}
+
+// Workloads returns the run's live workload clusters, the first first.
+func (e *Env) Workloads() []*Cluster {
+	var out []*Cluster
+	for _, c := range e.Clusters() {
+		if c.Role == RoleWorkload {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// idOrder sorts "workload" before "workload-2" before "workload-10".
+func idOrder(id string) int {
+	_, n, ok := strings.Cut(id, "-")
+	if !ok {
+		return 0
+	}
+	i, err := strconv.Atoi(n)
+	if err != nil {
+		return 0
+	}
+	return i
 }
 
 // SetVSphere records the run's vCenter session for later stages and the collectors.
@@ -234,13 +280,13 @@ func (e *Env) KubeconfigPath(cluster string) string {
 }
 
 // ClusterctlConfig is the run-local clusterctl config file clusterctl reads
-// for a cluster role ("" for `clusterctl init` of the bootstrap cluster and
-// for move): the profile's clusterctl.configPath with the variables for
-// that role (config.ClusterctlVariables). NewEnv writes them.
-func (e *Env) ClusterctlConfig(role string) string {
+// for a cluster, by ID ("" for `clusterctl init` of the bootstrap cluster
+// and for move): the profile's clusterctl.configPath with the variables for
+// that cluster (config.ClusterctlVariables). NewEnv writes them.
+func (e *Env) ClusterctlConfig(id string) string {
 	name := "clusterctl.yaml"
-	if role != "" {
-		name = "clusterctl-" + role + ".yaml"
+	if id != "" {
+		name = "clusterctl-" + id + ".yaml"
 	}
 	return filepath.Join(e.KubeconfigDir, name)
 }

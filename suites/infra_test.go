@@ -24,7 +24,7 @@ func TestVersionedInfrastructureProviderIsTheSameProvider(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := localEnv(t, override)
-		in := clusterInput(env, "management", RoleManagement, RoleBootstrap, env.Config.Clusters.Management, true)
+		in := clusterInput(env, "management", RoleManagement, RoleBootstrap, true)
 		c := &Cluster{Role: RoleManagement, Infrastructure: in.Infrastructure}
 		i := in.Infrastructure
 		return seen{name: i.Name(), clusterctl: i.Provider(), containers: i.NodesAreContainers(), vcenter: i.NodesInVCenter(),

@@ -45,9 +45,9 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) ([]Step, erro
 			Spec: clusters.Spec{Name: spec.Name, Namespace: spec.Namespace, KubernetesVersion: spec.KubernetesVersion, Flavor: spec.Flavor,
 				Infrastructure: in.Infrastructure, ControlPlaneMachineCount: int64(spec.ControlPlaneMachineCount),
 				WorkerMachineCount: int64(spec.WorkerMachineCount)},
-			Role: in.Role, ManagementKubeconfig: in.Holder.Kubeconfig, ClusterctlConfigPath: in.ClusterctlConfigPath,
+			Role: in.Role, ID: in.ID, ManagementKubeconfig: in.Holder.Kubeconfig, ClusterctlConfigPath: in.ClusterctlConfigPath,
 			CNIManifest: in.CNIManifest, KubeconfigPath: env.KubeconfigPath(spec.Name),
-			State: env.State, CreatedBy: in.Stage, Progress: env.Out, Prefix: "[" + in.Stage + "]",
+			State: env.State, CreatedBy: in.Stage, Progress: env.Out, Prefix: clusterPrefix(in),
 			Customize: in.Customize, StopAfter: in.StopAfter, StopReason: in.StopReason,
 		},
 		Images: in.Images, KappControllerManifest: in.KappControllerManifest, PostAddons: in.PostAddons,
@@ -70,27 +70,46 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) ([]Step, erro
 	}
 	// The Env learns the cluster as soon as Create made it, so a failure
 	// later in the path still collects its artifacts.
-	c := &Cluster{Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: res.Cluster.KubeconfigPath,
+	c := &Cluster{ID: idUnlessRole(in.ID, in.Role), Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: res.Cluster.KubeconfigPath,
 		Infrastructure: in.Infrastructure}
 	env.SetCluster(c)
 	return res.Steps, err
 }
 
-// attachCluster re-attaches to a cluster a kept run recorded, checking that
-// its API answers.
-func attachCluster(ctx context.Context, env *Env, role string) error {
+// clusterPrefix starts a cluster's progress lines: the stage, and the
+// cluster's ID when a stage makes several ("[workload/workload-2]").
+func clusterPrefix(in ClusterSpecInput) string {
+	if in.ID == in.Role {
+		return "[" + in.Stage + "]"
+	}
+	return "[" + in.Stage + "/" + in.ID + "]"
+}
+
+// idUnlessRole is a cluster's ID for Cluster.ID: empty when its role names it.
+func idUnlessRole(id, role string) string {
+	if id == role {
+		return ""
+	}
+	return id
+}
+
+// attachCluster re-attaches to a cluster a kept run recorded, by its ID,
+// checking that its API answers.
+func attachCluster(ctx context.Context, env *Env, id string) error {
+	role := config.RoleOf(id)
 	kind, infra := clusters.ResourceKind, env.Config.Infrastructure()
 	if role == RoleBootstrap {
 		kind, infra = kindpkg.ResourceKind, infrastructure.KindCluster
 	}
-	r, ok := env.State.Resource(kind, role)
+	r, ok := env.State.Resource(kind, id)
 	if !ok {
-		return fmt.Errorf("the state file lists no %s cluster", role)
+		return fmt.Errorf("the state file lists no %s cluster", id)
 	}
 	if r.State == "deleted" {
-		return fmt.Errorf("the %s cluster %s was deleted", role, r.Name)
+		return fmt.Errorf("the %s cluster %s was deleted", id, r.Name)
 	}
-	return reattach(ctx, env, &Cluster{Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig, Infrastructure: infra})
+	return reattach(ctx, env, &Cluster{ID: idUnlessRole(id, role), Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig,
+		Infrastructure: infra})
 }
 
 // reattach gives the Env a cluster of a kept run once its API answers.

@@ -1,7 +1,6 @@
 package suites
 
 import (
-	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/stages"
 )
 
@@ -11,4 +10,4 @@ var Management = clusterStage(stages.Definition{Name: "management", Needs: []str
 	// CAPV clones the template the ova stage imports (VSPHERE_TEMPLATE comes from ova.images).
 	ProfileNeeds: map[string][]string{"vsphere": {"ova"}},
 	Doc:          "a Cluster API cluster from the bootstrap cluster, CNI, images, `clusterctl init`, kapp-controller"},
-	RoleManagement, RoleBootstrap, func(c *config.Config) config.WorkloadCluster { return c.Clusters.Management })
+	RoleManagement, RoleBootstrap)

@@ -123,15 +123,15 @@ func NewEnv(o EnvOptions) (*Env, error) {
 	// Cluster names carry the run's short ID (clusters.uniqueNames); a
 	// resumed run keeps the names its state recorded.
 	if !o.External {
-		if err := cfg.SetRunNames(env.State.ShortID(), keptNames(env.State)); err != nil {
+		if err := cfg.SetRunNames(env.State.ShortID(), keptNames(env.State, cfg.ClusterIDs())); err != nil {
 			return env, err
 		}
 	}
 	// The profile's variables reach clusterctl through run-local config
 	// files (they can hold the vCenter password: 0600, beside the
 	// kubeconfigs, removed with them).
-	for _, role := range []string{"", RoleManagement, RoleWorkload} {
-		if err := clusters.WriteClusterctlConfig(env.ClusterctlConfig(role), cfg.Clusterctl.ConfigPath, cfg.ClusterctlVariables(role)); err != nil {
+	for _, id := range append([]string{""}, cfg.ClusterIDs()...) {
+		if err := clusters.WriteClusterctlConfig(env.ClusterctlConfig(id), cfg.Clusterctl.ConfigPath, cfg.ClusterctlVariables(id)); err != nil {
 			return env, err
 		}
 	}
@@ -166,13 +166,13 @@ func isDir(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// keptNames are the cluster names, by role, that the run state recorded.
-func keptNames(s *run.State) map[string]string {
+// keptNames are the cluster names, by cluster ID, that the run state recorded.
+func keptNames(s *run.State, ids []string) map[string]string {
 	out := map[string]string{}
-	for _, role := range []string{RoleBootstrap, RoleManagement, RoleWorkload} {
+	for _, id := range append([]string{RoleBootstrap}, ids...) {
 		for _, kind := range []string{"kind-cluster", clusters.ResourceKind} {
-			if r, ok := s.Resource(kind, role); ok && r.Role == role {
-				out[role] = r.Name
+			if r, ok := s.Resource(kind, id); ok && r.ClusterID() == id {
+				out[id] = r.Name
 			}
 		}
 	}

@@ -109,10 +109,13 @@ type StageCleanup struct {
 	// others (cleanup.Input.Independent); a kind without an entry deletes
 	// one at a time.
 	Independent map[string]func(r run.Resource) bool
+	// Together says, by kind, which two resources of that kind may be
+	// deleted at the same time (cleanup.Input.Together).
+	Together map[string]func(a, b run.Resource) bool
 }
 
 // add merges o into c: a kind o has a Deleter for takes o's Deleter and
-// o's Independent entry (or none), never c's.
+// o's Independent and Together entries (or none), never c's.
 func (c *StageCleanup) add(o StageCleanup) {
 	if c.Deleters == nil {
 		c.Deleters = map[string]cleanup.Deleter{}
@@ -120,11 +123,16 @@ func (c *StageCleanup) add(o StageCleanup) {
 	if c.Independent == nil {
 		c.Independent = map[string]func(run.Resource) bool{}
 	}
+	if c.Together == nil {
+		c.Together = map[string]func(a, b run.Resource) bool{}
+	}
 	for k, d := range o.Deleters {
 		c.Deleters[k] = d
 		delete(c.Independent, k)
+		delete(c.Together, k)
 	}
 	maps.Copy(c.Independent, o.Independent)
+	maps.Copy(c.Together, o.Together)
 	c.LeakChecks = append(c.LeakChecks, o.LeakChecks...)
 }
 
@@ -238,5 +246,9 @@ func (r *Registry) Cleanup(o CleanupOptions) cleanup.Input {
 	all.add(StageCleanup{}) // the maps exist even without a stage cleanup
 	return cleanup.Input{State: o.State, Deleters: all.Deleters, LeakChecks: all.LeakChecks, Progress: o.Progress, Prefix: o.Prefix,
 		Independent: func(res run.Resource) bool { f := all.Independent[res.Kind]; return f != nil && f(res) },
-		Prepare:     o.PrepareSelfHosted}
+		Together: func(a, b run.Resource) bool {
+			f := all.Together[a.Kind]
+			return a.Kind == b.Kind && f != nil && f(a, b)
+		},
+		Prepare: o.PrepareSelfHosted}
 }

@@ -23,7 +23,7 @@ import (
 // withScratch is the lifecycle registry plus the scratch stage: one entry.
 func withScratch(t *testing.T) *suites.Registry {
 	t.Helper()
-	r, err := suites.NewRegistry(suites.TeardownScopes, append(suites.Lifecycle.Stages(), Scratch)...)
+	r, err := suites.NewRegistry(suites.TeardownScopes, append(suites.Lifecycle.Stages(), Scratch, ScratchEach)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func withScratch(t *testing.T) *suites.Registry {
 // one registry entry.
 func TestAddingAStageIsOneEntry(t *testing.T) {
 	r := withScratch(t)
-	if got := r.Names(); got[len(got)-1] != "scratch" {
+	if got := r.Names(); got[len(got)-2] != "scratch" {
 		t.Errorf("run order: %v", got)
 	}
 	if !slices.Contains(r.Labels("ova"), "scratch") || !slices.Equal(r.Labels("scratch"), []string{"scratch"}) {
@@ -134,7 +134,7 @@ func TestScratchStageRuns(t *testing.T) {
 		t.Skip("runs a Ginkgo suite")
 	}
 	// The real ova stage (vcsim in-process) and the scratch stage that needs it.
-	reg, err := suites.NewRegistry(suites.TeardownScopes, suites.OVA, Scratch)
+	reg, err := suites.NewRegistry(suites.TeardownScopes, suites.OVA, Scratch, ScratchEach)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,6 +148,10 @@ func TestScratchStageRuns(t *testing.T) {
 		env, err = suites.NewEnv(suites.EnvOptions{Registry: withScratch(t), ConfigPath: "../config/local.yaml", ArtifactFolder: folder, Out: GinkgoWriter})
 		Expect(err).NotTo(HaveOccurred())
 		env.Registry = reg
+		// The two workload clusters a run's workload stage would have made
+		// (the scratch stages never reach their APIs).
+		env.SetCluster(&suites.Cluster{Role: suites.RoleWorkload, Name: "wl-a"})
+		env.SetCluster(&suites.Cluster{ID: "workload-2", Role: suites.RoleWorkload, Name: "wl-b"})
 	})
 	AfterSuite(func(ctx SpecContext) { suites.SuiteTeardown(ctx, env) })
 	Describe("scratch suite", Ordered, func() {
@@ -161,9 +165,21 @@ func TestScratchStageRuns(t *testing.T) {
 	if !RunSpecs(t, "scratch stage") {
 		t.Fatal("the scratch suite failed")
 	}
-	for _, name := range []string{"ova", "scratch"} {
+	for _, name := range []string{"ova", "scratch", "scratch-each"} {
 		if rec, ok := env.State.Stage(name); !ok || rec.Status != "passed" {
 			t.Fatalf("%s stage in the state: %+v", name, rec)
+		}
+	}
+	// The stage that runs on every workload cluster: one result and one
+	// file per cluster.
+	rec, _ := env.State.Stage("scratch-each")
+	if len(rec.Clusters) != 2 || rec.Clusters[0].ID != "workload" || rec.Clusters[0].Name != "wl-a" || rec.Clusters[1].ID != "workload-2" ||
+		rec.Clusters[1].Name != "wl-b" || rec.Clusters[0].Status != "passed" || rec.Clusters[1].Status != "passed" {
+		t.Fatalf("scratch-each's per-cluster results: %+v", rec.Clusters)
+	}
+	for id, name := range map[string]string{"workload": "wl-a", "workload-2": "wl-b"} {
+		if b, err := os.ReadFile(filepath.Join(folder, "scratch-"+id+".txt")); err != nil || string(b) != name {
+			t.Errorf("scratch-each's file for %s: %q, %v", id, b, err)
 		}
 	}
 	if len(env.State.Live()) != 0 || !strings.HasPrefix(env.State.Cleanup, "done") {
@@ -202,8 +218,15 @@ func TestCleanupSaysWhichDeletionsRunBesideOthers(t *testing.T) {
 			}
 		}
 	}
+	// Two workload clusters deleted through one management cluster go at
+	// the same time; never with the management cluster itself.
+	wl2 := run.Resource{Kind: clusters.ResourceKind, Name: "wl2", Attributes: map[string]string{clusters.AttrManagedBy: "/m.kubeconfig"}}
+	in := suites.Lifecycle.Cleanup(suites.CleanupOptions{SelfHosted: moveBack})
+	if !in.Together(wl, wl2) || in.Together(wl, mgmt) || in.Together(wl, kindCluster) {
+		t.Errorf("together: wl+wl2 %v (want true), wl+mgmt %v, wl+kind %v (want false)", in.Together(wl, wl2), in.Together(wl, mgmt), in.Together(wl, kindCluster))
+	}
 	// The tanzu driver's clusters go through its CLI: none alone.
-	in := suites.Lifecycle.ForDriver(config.DriverTanzu).Cleanup(byID)
+	in = suites.Lifecycle.ForDriver(config.DriverTanzu).Cleanup(byID)
 	if in.Independent(run.Resource{Kind: suites.TanzuClusterKind, Name: "wl"}) {
 		t.Error("a tanzu cluster's deletion runs beside others")
 	}

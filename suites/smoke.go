@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 
@@ -19,20 +20,21 @@ import (
 var Smoke = Stage{
 	Definition: stages.Definition{Name: "smoke", Needs: []string{"workload"}, Category: stages.Infrastructure,
 		Intervals: []string{"smoke"},
-		Doc:       "a smoke workload on the workload cluster: Deployment over the nodes, Service, DNS, requests across nodes"},
+		Doc:       "a smoke workload on every workload cluster: Deployment over the nodes, Service, DNS, requests across nodes"},
 	Preflight: smokePreflight,
 	Spec: func(ctx context.Context, env func() *Env) {
 		SmokeSpec(ctx, func() SmokeSpecInput {
 			e := env()
-			return SmokeSpecInput{Env: e, Cluster: e.Cluster(RoleWorkload), Image: e.Config.Smoke.Image, Wait: e.Interval("smoke", "smoke")}
+			return SmokeSpecInput{Env: e, Clusters: e.Workloads(), Image: e.Config.Smoke.Image, Wait: e.Interval("smoke", "smoke")}
 		})
 	},
 }
 
 // SmokeSpecInput is the input of SmokeSpec.
 type SmokeSpecInput struct {
-	Env     *Env
-	Cluster *Cluster
+	Env *Env
+	// Clusters are the workload clusters, smoke-tested side by side.
+	Clusters []*Cluster
 	// Image serves and fetches (busybox: httpd, wget, nslookup, timeout).
 	Image string
 	Wait  config.Interval
@@ -47,33 +49,68 @@ func (in SmokeSpecInput) validate() error {
 		unless(in.Wait.Timeout > 0, "Wait (interval smoke/smoke) is required"))
 }
 
-// SmokeSpec runs the smoke workload on the workload cluster and writes
-// smoke.md, passed or not.
+// SmokeSpec runs the smoke workload on every workload cluster, side by
+// side when there are several, and writes smoke.md (smoke-<id>.md for a
+// second cluster), passed or not.
 func SmokeSpec(_ context.Context, inputGetter func() SmokeSpecInput) {
 	declareStage("serves a workload: DNS, a Service and pod traffic across nodes", inputGetter, func(input SmokeSpecInput) StageFuncs {
 		env := input.Env
 		return StageFuncs{Run: func(ctx context.Context) error {
-			c := input.Cluster
-			if c == nil {
+			switch len(input.Clusters) {
+			case 0:
 				return errNoCluster(RoleWorkload)
-			}
-			k, err := c.Connect()
-			if err != nil {
+			case 1:
+				entry, md, err := smokeCluster(ctx, input, input.Clusters[0])
+				reportMarkdown(entry, md)
 				return err
 			}
-			res, err := smoke.Run(ctx, smoke.Input{Cluster: k, ClusterName: c.Name, Image: input.Image, Timeout: input.Wait.Timeout,
-				Poll: input.Wait.Poll, Grace: input.Wait.Grace, RequireCrossNode: input.RequireCrossNode, Progress: env.Out, Prefix: "[smoke]", Redactor: env.Redactor})
-			if res != nil {
-				w, werr := env.newWriter(env.ArtifactFolder)
-				if werr == nil {
-					werr = w.WriteFile("smoke.md", []byte(res.Markdown()))
-				}
-				err = errors.Join(err, werr)
-				AddReportEntry("smoke", res.Markdown())
+			jobs := make([]clusterJob, len(input.Clusters))
+			entries, mds := make([]string, len(jobs)), make([]string, len(jobs))
+			for i, c := range input.Clusters {
+				jobs[i] = clusterJob{ID: c.Key(), Name: c.Name, Run: func(ctx context.Context) ([]Step, error) {
+					var err error
+					entries[i], mds[i], err = smokeCluster(ctx, input, c)
+					return nil, err
+				}}
+			}
+			err := eachCluster(ctx, env, "smoke", jobs)
+			// Report entries are added from the spec's goroutine.
+			for i := range jobs {
+				reportMarkdown(entries[i], mds[i])
 			}
 			return err
 		}}
 	})
+}
+
+// smokeCluster runs the smoke workload on one workload cluster and
+// returns its report entry's name and markdown ("" when it got no result).
+func smokeCluster(ctx context.Context, input SmokeSpecInput, c *Cluster) (string, string, error) {
+	env := input.Env
+	k, err := c.Connect()
+	if err != nil {
+		return "", "", err
+	}
+	prefix, file := "[smoke]", "smoke.md"
+	if c.ID != "" {
+		prefix, file = "[smoke/"+c.ID+"]", "smoke-"+c.ID+".md"
+	}
+	res, err := smoke.Run(ctx, smoke.Input{Cluster: k, ClusterName: c.Name, Image: input.Image, Timeout: input.Wait.Timeout,
+		Poll: input.Wait.Poll, Grace: input.Wait.Grace, RequireCrossNode: input.RequireCrossNode, Progress: env.Out, Prefix: prefix, Redactor: env.Redactor})
+	if res == nil {
+		return "", "", err
+	}
+	w, werr := env.newWriter(env.ArtifactFolder)
+	if werr == nil {
+		werr = w.WriteFile(file, []byte(res.Markdown()))
+	}
+	return strings.TrimSuffix(file, ".md"), res.Markdown(), errors.Join(err, werr)
+}
+
+func reportMarkdown(entry, md string) {
+	if entry != "" {
+		AddReportEntry(entry, md)
+	}
 }
 
 // smokePreflight: the image must be set, and on this Docker host when the

@@ -1,11 +1,11 @@
 package suites
 
 import (
-	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/stages"
 )
 
-// Workload creates a workload cluster from the (moved) management cluster.
+// Workload creates the workload clusters (clusters.workload, then
+// clusters.workloads) from the (moved) management cluster, side by side.
 var Workload = clusterStage(stages.Definition{Name: "workload", Needs: []string{"move"}, Category: stages.Provider,
-	Doc: "a workload cluster from the management cluster, CNI, images, kapp-controller"},
-	RoleWorkload, RoleManagement, func(c *config.Config) config.WorkloadCluster { return c.Clusters.Workload })
+	Doc: "the workload clusters from the management cluster, side by side: CNI, images, kapp-controller"},
+	RoleWorkload, RoleManagement)

@@ -45,6 +45,13 @@ type Input struct {
 	// still use) waits for those before it and runs by itself. Nil deletes
 	// one at a time.
 	Independent func(r run.Resource) bool
+	// Together, if set, says whether two resources that come one after the
+	// other in Run's order, neither Independent, may be deleted at the same
+	// time: two workload clusters deleted through the same management
+	// cluster each touch only their own Cluster object. Such a group waits
+	// for what came before it, and what comes after waits for the group.
+	// Nil deletes them one at a time.
+	Together func(a, b run.Resource) bool
 	// Prepare, if set, is called with the live resources before the first
 	// deletion, to start in the background what a later deletion needs
 	// (the throw-away kind cluster a self-hosted management cluster is
@@ -112,8 +119,12 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 		}
 	}
 	outcomes := make([]outcome, len(live))
+	grouped := make([]bool, len(live))
 	var beside sync.WaitGroup
 	for i, r := range live {
+		if grouped[i] {
+			continue // deleted with the group it joined
+		}
 		if err := ctx.Err(); err != nil {
 			outcomes[i] = outcome{failed: fmt.Sprintf("%s: not deleted, interrupted (by hand: %s)", r.Key(), r.DeleteHint)}
 			continue
@@ -128,7 +139,13 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 			continue
 		}
 		beside.Wait()
-		outcomes[i] = deleteOne(ctx, in.State, p, del, r)
+		var group sync.WaitGroup
+		group.Go(func() { outcomes[i] = deleteOne(ctx, in.State, p, del, r) })
+		for j := i + 1; j < len(live) && in.Deleters[live[j].Kind] != nil && in.together(r, live[j]); j++ {
+			grouped[j] = true
+			group.Go(func() { outcomes[j] = deleteOne(ctx, in.State, p, in.Deleters[live[j].Kind], live[j]) })
+		}
+		group.Wait()
 	}
 	beside.Wait()
 	rep := &Report{}
@@ -148,6 +165,15 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 		return rep, fmt.Errorf("cleanup: %d resource(s) not deleted: %s", len(rep.Failed), strings.Join(rep.Failed, "; "))
 	}
 	return rep, nil
+}
+
+// together reports whether b joins a's group (Input.Together): neither is
+// Independent.
+func (in Input) together(a, b run.Resource) bool {
+	if in.Together == nil || (in.Independent != nil && (in.Independent(a) || in.Independent(b))) {
+		return false
+	}
+	return in.Together(a, b)
 }
 
 // outcome is what happened to one resource: exactly one field is set.

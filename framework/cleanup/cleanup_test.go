@@ -103,7 +103,7 @@ func TestAllRecordsNothingLeftOnlyWhenEveryCheckAgrees(t *testing.T) {
 	}
 }
 
-func TestRunDeletesConsecutiveAloneResourcesTogetherAndTheRestByThemselves(t *testing.T) {
+func TestRunDeletesConsecutiveIndependentResourcesTogetherAndTheRestByThemselves(t *testing.T) {
 	// Newest first: wl and mgmt delete alone, template does not, kind alone again.
 	st := newState(t, run.Resource{Kind: "kind", Name: "kind", State: "ready"},
 		run.Resource{Kind: "template", Name: "template", State: "ready"},
@@ -190,5 +190,43 @@ func TestRunPreparesBeforeTheFirstDeletionAndReleasesAfterTheLast(t *testing.T) 
 	}
 	if got := strings.Join(events, "; "); got != "prepare x; release" {
 		t.Fatalf("events after an interruption: %s", got)
+	}
+}
+
+// Two workload clusters deleted through the same management cluster are
+// deleted at the same time (Together); the management cluster, which is
+// not Together with them, waits for both.
+func TestRunDeletesATogetherGroupAtOnceAndWhatFollowsAfterIt(t *testing.T) {
+	// Newest first: wl2, wl, then mgmt.
+	st := newState(t, run.Resource{Kind: "cluster", Name: "mgmt", State: "ready"},
+		run.Resource{Kind: "cluster", Name: "wl", State: "ready"}, run.Resource{Kind: "cluster", Name: "wl2", State: "ready"})
+	var mu sync.Mutex
+	var events []string
+	note := func(e string) { mu.Lock(); events = append(events, e); mu.Unlock() }
+	inFlight := make(chan struct{}, 2)
+	del := func(ctx context.Context, r run.Resource) (string, error) {
+		if r.Name == "mgmt" {
+			note("mgmt")
+			return "moved back", nil
+		}
+		inFlight <- struct{}{}
+		deadline := time.After(5 * time.Second)
+		for len(inFlight) < 2 { // one at a time would never see the other
+			select {
+			case <-deadline:
+				return "", errors.New("deleted alone")
+			case <-time.After(time.Millisecond):
+			}
+		}
+		note("end " + r.Name)
+		return "deleted through its management cluster", nil
+	}
+	_, err := Run(t.Context(), Input{State: st, Deleters: map[string]Deleter{"cluster": del},
+		Together: func(a, b run.Resource) bool { return a.Name != "mgmt" && b.Name != "mgmt" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(events, ","); !strings.HasSuffix(got, ",mgmt") || strings.Count(got, "end wl") != 2 {
+		t.Fatalf("events %s: want both workload clusters ended, then mgmt", got)
 	}
 }

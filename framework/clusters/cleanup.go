@@ -128,6 +128,16 @@ func DeletesIndependently(selfHosted SelfHostedFunc, selfHostedByID bool, manage
 	}
 }
 
+// DeletableTogether says which two clusters DeleterWith may delete at the
+// same time through their management cluster (cleanup.Input.Together):
+// clusters of one management cluster that is not one of them, each
+// deleting only its own Cluster object (two workload clusters).
+func DeletableTogether(a, b run.Resource) bool {
+	managedBy := a.Attributes[AttrManagedBy]
+	return a.Kind == ResourceKind && b.Kind == ResourceKind && managedBy != "" && b.Attributes[AttrManagedBy] == managedBy &&
+		a.Attributes[AttrSelfHosted] != "true" && b.Attributes[AttrSelfHosted] != "true"
+}
+
 // RemoveContainers is the SelfHostedFunc that removes a self-hosted
 // cluster's node and load balancer containers the run recorded, by ID
 // (node.RemoveOwned), instead of moving it back: seconds instead of

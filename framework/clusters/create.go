@@ -69,11 +69,22 @@ func (t CreateTimeouts) validate() []string {
 		"NodesReady": t.NodesReady.Timeout, "ClusterAvailable": t.ClusterAvailable.Timeout}.Missing("Timeouts.")
 }
 
+// clusterID is ID when it differs from the role (the state leaves it out otherwise).
+func (in *CreateInput) clusterID() string {
+	if in.ID == in.Role {
+		return ""
+	}
+	return in.ID
+}
+
 // CreateInput is the input of Create.
 type CreateInput struct {
 	Spec
 	// Role recorded in the run state: management or workload.
 	Role string
+	// ID, when the role does not name the cluster in the run (a second
+	// workload cluster: workload-2), is recorded as the resource's Cluster.
+	ID string
 	// ManagementKubeconfig of the cluster that will hold the Cluster object.
 	ManagementKubeconfig string
 	ClusterctlConfigPath string
@@ -187,7 +198,7 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 
 	key := run.Resource{Kind: ResourceKind, Namespace: in.Namespace, Name: in.Name}.Key()
 	if err := in.State.PutResource(run.Resource{
-		Kind: ResourceKind, Name: in.Name, Namespace: in.Namespace, Role: in.Role, Kubeconfig: in.KubeconfigPath,
+		Kind: ResourceKind, Name: in.Name, Namespace: in.Namespace, Role: in.Role, Cluster: in.clusterID(), Kubeconfig: in.KubeconfigPath,
 		CreatedBy: in.CreatedBy, State: "creating", DeleteHint: DeleteHint(in.ManagementKubeconfig, in.Namespace, in.Name),
 		Attributes: map[string]string{AttrManagedBy: in.ManagementKubeconfig, AttrContainerLabel: node.ClusterLabel + "=" + in.Name,
 			"kubernetesVersion": in.KubernetesVersion, "flavor": in.Flavor,

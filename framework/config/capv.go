@@ -46,20 +46,20 @@ func (c *Config) firstInfrastructure() infrastructure.Infrastructure {
 	return infrastructure.Parse(c.Clusterctl.InfrastructureProviders[0])
 }
 
-// ClusterctlVariables are the variables clusterctl renders the role's
-// cluster template with: the profile's variables; with CAPV, the VSPHERE_*
+// ClusterctlVariables are the variables clusterctl renders a cluster's
+// template with (by cluster ID; "" for the bootstrap cluster and move): the profile's variables; with CAPV, the VSPHERE_*
 // values taken from the vsphere section (one source of truth: the harness
 // and CAPV talk to the same vCenter, folder and pool), VSPHERE_TEMPLATE from
 // the OVA the ova stage imports for the cluster's Kubernetes version, and
 // CPI_IMAGE_K8S_VERSION from that version; then the cluster's own variables.
 // The result holds the vCenter password: write it only to 0600 files outside
 // the artifacts.
-func (c *Config) ClusterctlVariables(role string) map[string]string {
+func (c *Config) ClusterctlVariables(id string) map[string]string {
 	out := maps.Clone(c.Variables)
 	if out == nil {
 		out = map[string]string{}
 	}
-	cl := c.cluster(role)
+	cl := c.cluster(id)
 	if c.UsesCAPV() {
 		v := c.VSphere
 		for k, val := range map[string]string{
@@ -97,23 +97,13 @@ func (c *Config) TemplateFor(kubernetesVersion string) (string, bool) {
 	return "", false
 }
 
-// ClusterOf returns the configured Cluster API cluster of a role
-// (management, workload); false for any other role.
-func (c *Config) ClusterOf(role string) (WorkloadCluster, bool) {
-	if cl := c.cluster(role); cl != nil {
+// ClusterOf returns the configured Cluster API cluster of an ID
+// (management, workload, workload-2, ...); false for any other.
+func (c *Config) ClusterOf(id string) (WorkloadCluster, bool) {
+	if cl := c.cluster(id); cl != nil {
 		return *cl, true
 	}
 	return WorkloadCluster{}, false
-}
-
-func (c *Config) cluster(role string) *WorkloadCluster {
-	switch role {
-	case "management":
-		return &c.Clusters.Management
-	case "workload":
-		return &c.Clusters.Workload
-	}
-	return nil
 }
 
 // serverHost is what CAPV's VSPHERE_SERVER wants: host[:port], no scheme or /sdk.
@@ -173,9 +163,8 @@ func (c *Config) validateCAPV(add func(key, msg, fix string)) {
 			"export CNI_MANIFEST or set addons.cniManifest to a CNI manifest (path or URL)")
 	}
 	endpoints := map[string]string{}
-	for _, role := range []string{"management", "workload"} {
-		cl := c.cluster(role)
-		key := "clusters." + role
+	for _, id := range c.ClusterIDs() {
+		cl, key := c.cluster(id), ClusterKey(id)
 		if _, ok := c.TemplateFor(cl.KubernetesVersion); !ok {
 			var have []string
 			for _, o := range c.OVA.Images {
@@ -184,16 +173,16 @@ func (c *Config) validateCAPV(add func(key, msg, fix string)) {
 			add(key+".kubernetesVersion", fmt.Sprintf("no OVA in ova.images has KUBERNETES_SEMVER %s (have: %s)", cl.KubernetesVersion, strings.Join(have, ", ")),
 				"add the node OVA of that version to ova.images, or change the cluster's kubernetesVersion")
 		}
-		ep := c.ClusterctlVariables(role)["CONTROL_PLANE_ENDPOINT_IP"]
+		ep := c.ClusterctlVariables(id)["CONTROL_PLANE_ENDPOINT_IP"]
 		switch {
 		case ep == "":
-			add(key+".variables.CONTROL_PLANE_ENDPOINT_IP", "no CONTROL_PLANE_ENDPOINT_IP for the "+role+" cluster (CAPV's kube-vip serves the API on it)",
-				fmt.Sprintf("set clusters.%s.variables.CONTROL_PLANE_ENDPOINT_IP to a free IP of the VM network (the profile reads %s_CONTROL_PLANE_ENDPOINT_IP)", role, strings.ToUpper(role)))
+			add(key+".variables.CONTROL_PLANE_ENDPOINT_IP", "no CONTROL_PLANE_ENDPOINT_IP for the "+id+" cluster (CAPV's kube-vip serves the API on it)",
+				fmt.Sprintf("set %s.variables.CONTROL_PLANE_ENDPOINT_IP to a free IP of the VM network (the profile reads %s_CONTROL_PLANE_ENDPOINT_IP for the first two)", key, strings.ToUpper(RoleOf(id))))
 		case endpoints[ep] != "":
 			add(key+".variables.CONTROL_PLANE_ENDPOINT_IP", fmt.Sprintf("CONTROL_PLANE_ENDPOINT_IP %s is also the %s cluster's", ep, endpoints[ep]),
 				"give each cluster its own free IP")
 		default:
-			endpoints[ep] = role
+			endpoints[ep] = id
 		}
 	}
 	// CAPV renders the password into double-quoted YAML (the cluster

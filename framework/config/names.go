@@ -31,9 +31,9 @@ func (c *Config) nameTooLongForRunSuffix(name string) string {
 }
 
 // SetRunNames gives the clusters the names of this run, once its short ID
-// is known (the run state's ShortID): kept[role] ("bootstrap",
-// "management", "workload") when the run already recorded a cluster of
-// that role (RESUME=1 re-attaches to the names in state.json); else, with
+// is known (the run state's ShortID): kept[id] ("bootstrap",
+// "management", "workload", "workload-2", ...) when the run already
+// recorded that cluster (RESUME=1 re-attaches to the names in state.json); else, with
 // UniqueNames, "<name>-<short>"; else the name as written. A name that
 // already ends in "-<short>" is kept.
 func (c *Config) SetRunNames(short string, kept map[string]string) error {
@@ -41,18 +41,23 @@ func (c *Config) SetRunNames(short string, kept map[string]string) error {
 		return errors.New("config: clusters.uniqueNames needs the run's short ID")
 	}
 	var errs []error
-	for _, n := range []struct {
-		role string
-		name *string
-	}{{"bootstrap", &c.Clusters.Bootstrap.Name}, {"management", &c.Clusters.Management.Name}, {"workload", &c.Clusters.Workload.Name}} {
+	type named struct {
+		id, key string
+		name    *string
+	}
+	all := []named{{"bootstrap", "clusters.bootstrap", &c.Clusters.Bootstrap.Name}}
+	for _, id := range c.ClusterIDs() {
+		all = append(all, named{id, ClusterKey(id), &c.cluster(id).Name})
+	}
+	for _, n := range all {
 		switch {
-		case kept[n.role] != "":
-			*n.name = kept[n.role]
+		case kept[n.id] != "":
+			*n.name = kept[n.id]
 		case c.UniqueNames() && !strings.HasSuffix(*n.name, "-"+short):
 			*n.name += "-" + short
 		}
 		if len(*n.name) > maxName {
-			errs = append(errs, fmt.Errorf("clusters.%s.name %q is longer than %d characters (%s)", n.role, *n.name, maxName, fixTooLongForRunSuffix))
+			errs = append(errs, fmt.Errorf("%s.name %q is longer than %d characters (%s)", n.key, *n.name, maxName, fixTooLongForRunSuffix))
 		}
 	}
 	return errors.Join(errs...)

@@ -100,6 +100,10 @@ func (c *Config) validateDriver(idx nodeIndex) Problems {
 	if c.Driver != DriverTanzu {
 		return probs
 	}
+	if len(c.Clusters.Workloads) > 0 {
+		add("clusters.workloads", fmt.Sprintf("the tanzu driver makes one workload cluster; %d more are listed", len(c.Clusters.Workloads)),
+			"remove clusters.workloads, or use driver: clusterctl for a run with several workload clusters")
+	}
 	t := c.Tanzu
 	if p := checkTanzuCLI(t.CLI); p != "" {
 		add("tanzu.cli", p, "export TANZU_CLI=/path/to/tanzu (or set tanzu.cli: ${TANZU_CLI}) to the tanzu binary; tests use the stand-in built from framework/tanzu/standin")

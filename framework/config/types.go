@@ -247,6 +247,12 @@ type Clusters struct {
 	Bootstrap   BootstrapCluster `yaml:"bootstrap"`
 	Management  WorkloadCluster  `yaml:"management"`
 	Workload    WorkloadCluster  `yaml:"workload"`
+	// Workloads are more workload clusters, made from the management
+	// cluster beside the first (IDs workload-2, workload-3, ...), checked
+	// by every check that checks workload clusters, and cleaned up with it.
+	// A field a cluster leaves unset takes the first workload cluster's
+	// value (name excepted: each needs its own).
+	Workloads []WorkloadCluster `yaml:"workloads"`
 }
 
 // BootstrapCluster is the kind cluster.

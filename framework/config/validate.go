@@ -66,6 +66,9 @@ func (c *Config) defaults() {
 			cl.Namespace = "default"
 		}
 	}
+	for i := range c.Clusters.Workloads {
+		c.Clusters.Workloads[i].inherit(c.Clusters.Workload)
+	}
 	if c.Artifacts.MaxFileSize == "" {
 		c.Artifacts.MaxFileSize = "10Mi"
 	}
@@ -354,9 +357,8 @@ func (c *Config) validateClusters(add func(key, msg, fix string)) {
 		add("clusters.bootstrap.nodeImage", "nodeImage is required", "e.g. kindest/node:v1.33.1 (by tag; the kit exports KIND_NODE_IMAGE)")
 	}
 	names := map[string]string{}
-	for _, role := range []string{"management", "workload"} {
-		cl := *c.cluster(role)
-		key := "clusters." + role
+	for _, id := range c.ClusterIDs() {
+		cl, key := *c.cluster(id), ClusterKey(id)
 		if !dns1123.MatchString(cl.Name) || len(cl.Name) > 40 {
 			add(key+".name", fmt.Sprintf("%q is not a valid cluster name", cl.Name), "use lower-case letters, digits and '-', at most 40 characters")
 		} else if p := c.nameTooLongForRunSuffix(cl.Name); p != "" {
@@ -364,7 +366,7 @@ func (c *Config) validateClusters(add func(key, msg, fix string)) {
 		} else if other, dup := names[cl.Name]; dup {
 			add(key+".name", fmt.Sprintf("%q is also the %s cluster's name", cl.Name, other), "give each cluster its own name")
 		}
-		names[cl.Name] = role
+		names[cl.Name] = id
 		if !dns1123.MatchString(cl.Namespace) {
 			add(key+".namespace", fmt.Sprintf("%q is not a valid namespace", cl.Namespace), "use lower-case letters, digits and '-'")
 		}
@@ -381,7 +383,7 @@ func (c *Config) validateClusters(add func(key, msg, fix string)) {
 			add(key+".flavor", fmt.Sprintf("%q is not a flavor name", cl.Flavor), "e.g. development")
 		}
 	}
-	if b.Name != "" && slices.Contains([]string{c.Clusters.Management.Name, c.Clusters.Workload.Name}, b.Name) {
+	if b.Name != "" && names[b.Name] != "" {
 		add("clusters.bootstrap.name", fmt.Sprintf("%q is also a Cluster API cluster's name", b.Name), "give the kind cluster its own name (CAPD names its containers after the cluster)")
 	}
 }

@@ -51,6 +51,19 @@ type StageRecord struct {
 	// Steps are timed steps of the stage that someone else timed (the
 	// tanzu CLI's phases, from its transcript), for timings.json.
 	Steps []StepTiming `json:"steps,omitempty"`
+	// Clusters are the stage's results per cluster, when it acted on
+	// several (every workload cluster of a run that has more than one).
+	Clusters []ClusterResult `json:"clusters,omitempty"`
+}
+
+// ClusterResult is one cluster's part of a stage that acts on several.
+type ClusterResult struct {
+	// ID is the cluster's ID in the run (workload, workload-2, ...).
+	ID      string  `json:"id"`
+	Name    string  `json:"name"`
+	Status  string  `json:"status"`
+	Seconds float64 `json:"seconds"`
+	Message string  `json:"message,omitempty"`
 }
 
 // StepTiming is one timed step of a stage in timings.json.
@@ -69,6 +82,10 @@ type Resource struct {
 	Namespace string `json:"namespace,omitempty"`
 	// Role of a cluster: bootstrap, management, workload.
 	Role string `json:"role,omitempty"`
+	// Cluster is the cluster's ID in the run when its role does not name
+	// it: a second workload cluster is "workload-2" (config
+	// clusters.workloads). Empty when the role is the ID.
+	Cluster string `json:"cluster,omitempty"`
 	// Kubeconfig of a cluster: a path outside the artifacts folder (it holds client keys).
 	Kubeconfig string `json:"kubeconfig,omitempty"`
 	// CreatedBy is the stage that created it.
@@ -82,6 +99,14 @@ type Resource struct {
 	// Deleted says how cleanup deleted it, for checks that read the state
 	// instead of the console's wording.
 	Deleted *Deletion `json:"deleted,omitempty"`
+}
+
+// ClusterID is the cluster's ID in the run: Cluster, or else its Role.
+func (r Resource) ClusterID() string {
+	if r.Cluster != "" {
+		return r.Cluster
+	}
+	return r.Role
 }
 
 // Deletion is how and in how long cleanup deleted a resource.
@@ -302,12 +327,13 @@ func (s *State) MarkDeleted(key, how string, took time.Duration) error {
 	})
 }
 
-// Resource finds a resource by kind and role (for clusters) or name.
+// Resource finds a resource by kind and cluster ID (a cluster's role, or
+// its Cluster: "workload-2") or name.
 func (s *State) Resource(kind, roleOrName string) (Resource, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, r := range s.Resources {
-		if r.Kind == kind && (r.Role == roleOrName || r.Name == roleOrName) {
+		if r.Kind == kind && (r.ClusterID() == roleOrName || r.Name == roleOrName) {
 			return r, true
 		}
 	}
@@ -345,6 +371,26 @@ func (s *State) SetStageSteps(name string, steps []StepTiming) error {
 		return fmt.Errorf("run state: steps of stage %s, which has not started", name)
 	}
 	rec.Steps = append([]StepTiming(nil), steps...)
+	return s.saveLocked()
+}
+
+// SetStageCluster records one cluster's result of a running stage (the
+// result of that cluster ID replaces an earlier one).
+func (s *State) SetStageCluster(name string, r ClusterResult) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, ok := s.Stages[name]
+	if !ok {
+		return fmt.Errorf("run state: a cluster result of stage %s, which has not started", name)
+	}
+	r.Seconds = math.Round(r.Seconds*10) / 10
+	for i := range rec.Clusters {
+		if rec.Clusters[i].ID == r.ID {
+			rec.Clusters[i] = r
+			return s.saveLocked()
+		}
+	}
+	rec.Clusters = append(rec.Clusters, r)
 	return s.saveLocked()
 }
 

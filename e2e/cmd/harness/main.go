@@ -108,9 +108,13 @@ func validate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "invalid harness config: %d problem(s) in the files it names (nothing was started)\n  %s\n", len(bad), strings.Join(bad, "\n  "))
 		return 2
 	}
-	fmt.Fprintf(stdout, "config OK: %s (profile %s, %d OVA(s), clusters %s/%s/%s) in %s\n", cfg.Source, cfg.Profile,
-		len(cfg.OVA.Images), cfg.Clusters.Bootstrap.Name, cfg.Clusters.Management.Name, cfg.Clusters.Workload.Name,
-		time.Since(start).Round(time.Millisecond))
+	names := []string{cfg.Clusters.Bootstrap.Name}
+	for _, id := range cfg.ClusterIDs() {
+		c, _ := cfg.ClusterOf(id)
+		names = append(names, c.Name)
+	}
+	fmt.Fprintf(stdout, "config OK: %s (profile %s, %d OVA(s), clusters %s) in %s\n", cfg.Source, cfg.Profile,
+		len(cfg.OVA.Images), strings.Join(names, "/"), time.Since(start).Round(time.Millisecond))
 	if l := cfg.Lease; l != nil {
 		fmt.Fprintf(stdout, "lease: a %s from boskos at %s (up to %s); ", l.Type, l.URL, l.AcquireTimeout)
 		if len(cfg.DeferredVariables) > 0 {

@@ -86,7 +86,7 @@ func indexHTML(w *artifacts.Writer, in Input, o outcome, summaryText, placementR
 		d.Title += " " + in.RunID
 	}
 	if in.State != nil {
-		d.Stages = timeline(in.State.Timings())
+		d.Stages = timeline(withClusters(in.State))
 	}
 	if placementRel != "" {
 		b, err := os.ReadFile(filepath.Join(w.Root(), filepath.FromSlash(placementRel)))
@@ -110,6 +110,20 @@ func indexHTML(w *artifacts.Writer, in Input, o outcome, summaryText, placementR
 		return nil, err
 	}
 	return []byte(sb.String()), nil
+}
+
+// withClusters is the run's stage timings with, after a stage that acted
+// on several clusters side by side, a row per cluster from the stage's start.
+func withClusters(st *run.State) []run.StageTiming {
+	var out []run.StageTiming
+	for _, s := range st.Timings() {
+		out = append(out, s)
+		rec, _ := st.Stage(s.Stage)
+		for _, c := range rec.Clusters {
+			out = append(out, run.StageTiming{Stage: s.Stage + " / " + c.ID + " " + c.Name, Status: c.Status, Started: s.Started, Seconds: c.Seconds})
+		}
+	}
+	return out
 }
 
 func timeline(stages []run.StageTiming) []stageRow {

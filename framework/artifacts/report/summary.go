@@ -64,12 +64,18 @@ func summary(in Input, o outcome, items []artifacts.ItemRecord) string {
 		b.WriteString("| Stage | Status | Seconds | Message |\n|---|---|---:|---|\n")
 		for _, s := range stages {
 			msg := ""
-			if rec, ok := in.State.Stage(s.Stage); ok {
+			rec, ok := in.State.Stage(s.Stage)
+			if ok {
 				// Whole: the first line of a failure starts with its cause,
 				// and a cause cut by a column width is no cause.
 				msg, _, _ = strings.Cut(strings.TrimSpace(rec.Message), "\n")
 			}
 			fmt.Fprintf(&b, "| %s | %s | %.1f | %s |\n", cell(s.Stage), s.Status, s.Seconds, cell(msg))
+			// A stage that acted on several clusters: a row per cluster.
+			for _, c := range rec.Clusters {
+				first, _, _ := strings.Cut(strings.TrimSpace(c.Message), "\n")
+				fmt.Fprintf(&b, "| %s / %s %s | %s | %.1f | %s |\n", cell(s.Stage), cell(c.ID), cell(c.Name), c.Status, c.Seconds, cell(first))
+			}
 		}
 	}
 

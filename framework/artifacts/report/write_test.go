@@ -260,3 +260,28 @@ func TestTimingsCarryRecordedSteps(t *testing.T) {
 		t.Errorf("timings.json steps: %+v", tim.Steps)
 	}
 }
+
+// A stage that acted on several clusters has a row per cluster in
+// SUMMARY.md's stage table and in index.html's timeline, each with its own
+// status, time and cause.
+func TestPerClusterResultsInTheSummaryAndIndex(t *testing.T) {
+	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize, password)
+	st, err := run.New(w.Root(), "r-5", "local", "")
+	must(t, err)
+	must(t, st.StartStage("workload"))
+	must(t, st.SetStageCluster("workload", run.ClusterResult{ID: "workload", Name: "wl-a", Status: run.StatusPassed, Seconds: 91.24}))
+	must(t, st.SetStageCluster("workload", run.ClusterResult{ID: "workload-2", Name: "wl-b", Status: run.StatusFailed, Seconds: 40,
+		Message: "Unschedulable: 0/2 nodes are available\nmore"}))
+	must(t, st.EndStage("workload", run.StatusFailed, "workload-2 cluster wl-b: Unschedulable: 0/2 nodes are available"))
+	_, err = report.Write(w, report.Input{State: st})
+	must(t, err)
+	sum := artifactstest.Read(t, w, report.SummaryFile)
+	for _, want := range []string{"| workload / workload wl-a | passed | 91.2 |  |", "| workload / workload-2 wl-b | failed | 40.0 | Unschedulable: 0/2 nodes are available |"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("SUMMARY.md lacks the row %q:\n%s", want, sum)
+		}
+	}
+	if idx := artifactstest.Read(t, w, "index.html"); !strings.Contains(idx, "workload / workload-2 wl-b") {
+		t.Error("index.html's timeline has no row for workload-2")
+	}
+}
