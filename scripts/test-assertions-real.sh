@@ -5,8 +5,9 @@
 #   2. kind load kapp-controller + busybox images (there is no registry)
 #   3. apply $KAPP_CONTROLLER_MANIFEST, wait for the Deployment and for the APIService
 #      v1alpha1.data.packaging.carvel.dev to be Available (Package/PackageMetadata are served by it)
-#   4. go test -p 1 -run Real with HARNESS_TEST_KUBECONFIG pointing at the cluster (one package at a time:
-#      framework/health stops the node's kubelet, which no other test may see)
+#   4. go test -run Real with HARNESS_TEST_KUBECONFIG pointing at the cluster: placement, packages and the
+#      artifacts collectors side by side (each in its own namespaces), then framework/health alone (it stops
+#      the node's kubelet, which no other test may see)
 #   5. with HARNESS_TEST_DOCKER=1: framework/kind's TestCreateInterruptedReal (a kind create cancelled midway)
 #      and framework/conformance's TestJoinNetworkReal
 # The cluster is deleted on exit, also on failure or Ctrl-C (KEEP=1 keeps it and prints how to delete it).
@@ -85,8 +86,10 @@ s=$SECONDS
 cd "$ROOT"
 set +e # the exit code is go test's, taken from PIPESTATUS below
 # shellcheck disable=SC2086
-HARNESS_TEST_KUBECONFIG=$KC go test -p 1 -count=1 -timeout 25m -v -run 'Real' ${GO_TEST_FLAGS:-} ./framework/placement/ ./framework/packages/ ./framework/health/ ./framework/artifacts/... \
-  2>&1 | tee "$WORK/go-test.log"
+{
+  HARNESS_TEST_KUBECONFIG=$KC go test -p 3 -count=1 -timeout 25m -v -run 'Real' ${GO_TEST_FLAGS:-} ./framework/placement/ ./framework/packages/ ./framework/artifacts/... &&
+    HARNESS_TEST_KUBECONFIG=$KC go test -count=1 -timeout 25m -v -run 'Real' ${GO_TEST_FLAGS:-} ./framework/health/
+} 2>&1 | tee "$WORK/go-test.log"
 rc=${PIPESTATUS[0]}
 set -e
 grep -E '^(--- |ok|FAIL|PASS)' "$WORK/go-test.log" || true
