@@ -242,11 +242,6 @@ func ClusterSpec(_ context.Context, inputGetter func() ClustersSpecInput) {
 		env := input.Env
 		return StageFuncs{
 			Run: func(ctx context.Context) error {
-				if len(input.Clusters) == 1 {
-					steps, err := createCluster(ctx, env, input.Clusters[0])
-					StepEntries(env, input.Stage, steps)
-					return err
-				}
 				var jobs []clusterJob
 				for _, c := range input.Clusters {
 					jobs = append(jobs, clusterJob{ID: c.ID, Name: c.Cluster.Name,

@@ -18,8 +18,6 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/tkg-e2e/harness/framework/artifacts/report"
@@ -186,7 +184,7 @@ func (e *Env) Clusters() []*Cluster {
 				of = append(of, c)
 			}
 		}
-		slices.SortFunc(of, func(a, b *Cluster) int { return cmp.Compare(idOrder(a.Key()), idOrder(b.Key())) })
+		slices.SortFunc(of, func(a, b *Cluster) int { return cmp.Compare(config.IDOrder(a.Key()), config.IDOrder(b.Key())) })
 		out = append(out, of...)
 	}
 	return out
@@ -201,19 +199,6 @@ func (e *Env) Workloads() []*Cluster {
 		}
 	}
 	return out
-}
-
-// idOrder sorts "workload" before "workload-2" before "workload-10".
-func idOrder(id string) int {
-	_, n, ok := strings.Cut(id, "-")
-	if !ok {
-		return 0
-	}
-	i, err := strconv.Atoi(n)
-	if err != nil {
-		return 0
-	}
-	return i
 }
 
 // SetVSphere records the run's vCenter session for later stages and the collectors.

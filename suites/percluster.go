@@ -24,8 +24,15 @@ type clusterJob struct {
 // cluster's steps are timed under "<id>/<step>", its result is recorded in
 // the stage's record (state.json's clusters) and as a report entry (JUnit,
 // SUMMARY.md), and the failures come back joined, each naming its cluster;
-// one cluster's failure does not stop the others.
+// one cluster's failure does not stop the others. A single job is the
+// stage's own work: run where the stage runs, its steps timed as the
+// stage's, its error as it is.
 func eachCluster(ctx context.Context, env *Env, stage string, jobs []clusterJob) error {
+	if len(jobs) == 1 {
+		steps, err := jobs[0].Run(ctx)
+		StepEntries(env, stage, steps)
+		return err
+	}
 	results := runJobs(ctx, jobs)
 	var errs []error
 	for i, c := range jobs {
@@ -62,9 +69,7 @@ func runJobs(ctx context.Context, jobs []clusterJob) []jobResult {
 	results := make([]jobResult, len(jobs))
 	var wg sync.WaitGroup
 	for i, c := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			start := time.Now()
 			defer func() {
 				if p := recover(); p != nil {
@@ -73,7 +78,7 @@ func runJobs(ctx context.Context, jobs []clusterJob) []jobResult {
 				results[i].took = time.Since(start)
 			}()
 			results[i].steps, results[i].err = c.Run(ctx)
-		}()
+		})
 	}
 	wg.Wait()
 	return results
@@ -86,13 +91,8 @@ func runJobs(ctx context.Context, jobs []clusterJob) []jobResult {
 // several, each cluster's steps and result are its own (eachCluster).
 func EachWorkload(ctx context.Context, env *Env, stage string, f func(ctx context.Context, c *Cluster) ([]Step, error)) error {
 	cs := env.Workloads()
-	switch len(cs) {
-	case 0:
+	if len(cs) == 0 {
 		return errNoCluster(RoleWorkload)
-	case 1:
-		steps, err := f(ctx, cs[0])
-		StepEntries(env, stage, steps)
-		return err
 	}
 	jobs := make([]clusterJob, len(cs))
 	for i, c := range cs {

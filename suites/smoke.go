@@ -56,13 +56,8 @@ func SmokeSpec(_ context.Context, inputGetter func() SmokeSpecInput) {
 	declareStage("serves a workload: DNS, a Service and pod traffic across nodes", inputGetter, func(input SmokeSpecInput) StageFuncs {
 		env := input.Env
 		return StageFuncs{Run: func(ctx context.Context) error {
-			switch len(input.Clusters) {
-			case 0:
+			if len(input.Clusters) == 0 {
 				return errNoCluster(RoleWorkload)
-			case 1:
-				entry, md, err := smokeCluster(ctx, input, input.Clusters[0])
-				reportMarkdown(entry, md)
-				return err
 			}
 			jobs := make([]clusterJob, len(input.Clusters))
 			entries, mds := make([]string, len(jobs)), make([]string, len(jobs))
@@ -75,8 +70,10 @@ func SmokeSpec(_ context.Context, inputGetter func() SmokeSpecInput) {
 			}
 			err := eachCluster(ctx, env, "smoke", jobs)
 			// Report entries are added from the spec's goroutine.
-			for i := range jobs {
-				reportMarkdown(entries[i], mds[i])
+			for i, entry := range entries {
+				if entry != "" {
+					AddReportEntry(entry, mds[i])
+				}
 			}
 			return err
 		}}
@@ -105,12 +102,6 @@ func smokeCluster(ctx context.Context, input SmokeSpecInput, c *Cluster) (string
 		werr = w.WriteFile(file, []byte(res.Markdown()))
 	}
 	return strings.TrimSuffix(file, ".md"), res.Markdown(), errors.Join(err, werr)
-}
-
-func reportMarkdown(entry, md string) {
-	if entry != "" {
-		AddReportEntry(entry, md)
-	}
 }
 
 // smokePreflight: the image must be set, and on this Docker host when the

@@ -167,10 +167,11 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 	return rep, nil
 }
 
-// together reports whether b joins a's group (Input.Together): neither is
-// Independent.
+// together reports whether b joins the group of a, which Run starts only
+// with a resource that is not Independent (Input.Together): an Independent
+// b is deleted beside others instead.
 func (in Input) together(a, b run.Resource) bool {
-	if in.Together == nil || (in.Independent != nil && (in.Independent(a) || in.Independent(b))) {
+	if in.Together == nil || (in.Independent != nil && in.Independent(b)) {
 		return false
 	}
 	return in.Together(a, b)

@@ -33,10 +33,19 @@ func (c *Config) WorkloadIDs() []string {
 
 // RoleOf is the role of a cluster ID: "workload-2" is a workload cluster.
 func RoleOf(id string) string {
-	if n, ok := extraIndex(id); ok && n >= 0 {
+	if _, ok := extraIndex(id); ok {
 		return idWorkload
 	}
 	return id
+}
+
+// IDOrder orders the IDs of one role: "workload" (0) before "workload-2"
+// (1) before "workload-10" (9).
+func IDOrder(id string) int {
+	if i, ok := extraIndex(id); ok {
+		return i + 1
+	}
+	return 0
 }
 
 // extraIndex is the index in clusters.workloads of "workload-<n>".
