@@ -1,6 +1,6 @@
 // Package e2e is the Ginkgo entry point of the lifecycle suite: flags, suite
 // setup and teardown. The stages, their order and their specs come from the
-// stage registry (suites.Lifecycle).
+// stage registry (lifecycle.Registry).
 package e2e
 
 import (
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tkg-e2e/harness/suites/lifecycle"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -45,7 +47,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	overrides := overrideFiles()
 	var err error
 	// The env exists even when this fails, so AfterSuite can write reports.
-	env, err = suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: *configPath, Overrides: overrides,
+	env, err = suites.NewEnv(suites.EnvOptions{Registry: lifecycle.Registry, ConfigPath: *configPath, Overrides: overrides,
 		ArtifactFolder: folder, Resume: *resume, ResumeForeign: *resumeForeign, SkipCleanup: *skipCleanup, Out: GinkgoWriter,
 		Context: ctx})
 	Expect(err).NotTo(HaveOccurred())

@@ -3,6 +3,8 @@ package e2e
 import (
 	"context"
 
+	"github.com/tkg-e2e/harness/suites/lifecycle"
+
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/tkg-e2e/harness/framework/config"
@@ -23,7 +25,7 @@ var _ = Describe("TKG lifecycle", Ordered, ContinueOnFailure, func() {
 	// (CAPV clusters need the ova stage) are in the labels, and the
 	// driver's specs (driver: tanzu) replace the stages' own.
 	peek := config.Peek(*configPath, overrideFiles())
-	reg := suites.Lifecycle.ForProfile(peek.Profile).ForDriver(peek.Driver)
+	reg := lifecycle.Registry.ForProfile(peek.Profile).ForDriver(peek.Driver)
 	envOf := func() *suites.Env { return env }
 	for _, s := range reg.Stages() {
 		Context(s.Name, Label(reg.Labels(s.Name)...), func() {

@@ -62,7 +62,7 @@ func CollectAll(ctx context.Context, env *Env) {
 	env.Printf("[artifacts] collected %d cluster(s)%s in %.1fs", len(f.Clusters), map[bool]string{true: " and vSphere", false: ""}[f.VSphere != nil], time.Since(start).Seconds())
 }
 
-func (e *Env) newWriter(root string) (*artifacts.Writer, error) {
+func (e *Env) ArtifactWriter(root string) (*artifacts.Writer, error) {
 	size := int64(artifacts.DefaultMaxFileSize)
 	if e.Config != nil && e.Config.Artifacts.ByteSize() > 0 {
 		size = e.Config.Artifacts.ByteSize()
@@ -71,7 +71,7 @@ func (e *Env) newWriter(root string) (*artifacts.Writer, error) {
 }
 
 func collect(ctx context.Context, env *Env, root string) (*Findings, error) {
-	w, err := env.newWriter(root)
+	w, err := env.ArtifactWriter(root)
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func WriteReports(_ context.Context, env *Env, suite types.Report) {
 	if env == nil {
 		return
 	}
-	w, err := env.newWriter(env.ArtifactFolder)
+	w, err := env.ArtifactWriter(env.ArtifactFolder)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "artifacts: %v\n", err)
 		return

@@ -42,17 +42,17 @@ type AssertionSpecInput struct {
 	PostCheck func(ctx context.Context, out *assert.Outcome)
 }
 
-func (in AssertionSpecInput) stage() (*Env, string) { return in.Env, in.Stage }
+func (in AssertionSpecInput) StageOf() (*Env, string) { return in.Env, in.Stage }
 
-func (in AssertionSpecInput) validate() error {
-	return inputErrors(in.Env, unless(in.Stage != "" && in.Load != nil && in.Wait.Timeout > 0, "Stage, Load and Wait (an interval) are required"))
+func (in AssertionSpecInput) Validate() error {
+	return InputErrors(in.Env, Unless(in.Stage != "" && in.Load != nil && in.Wait.Timeout > 0, "Stage, Load and Wait (an interval) are required"))
 }
 
 // AssertionSpec runs one check on every cluster of the run whose role the
 // engine knows, writes its Markdown and HTML through the artifacts Writer and
 // fails with the whole report when any row fails.
 func AssertionSpec(_ context.Context, it string, inputGetter func() AssertionSpecInput) {
-	declareStage(it, inputGetter, func(input AssertionSpecInput) StageFuncs {
+	DeclareStage(it, inputGetter, func(input AssertionSpecInput) StageFuncs {
 		env := input.Env
 		return StageFuncs{Run: func(ctx context.Context) error {
 			check, err := input.Load()
@@ -70,7 +70,7 @@ func AssertionSpec(_ context.Context, it string, inputGetter func() AssertionSpe
 				}
 				targets = append(targets, assert.Target{Role: c.Role, Name: c.Name, Namespace: c.Namespace, Cluster: k})
 			}
-			w, err := env.newWriter(env.ArtifactFolder)
+			w, err := env.ArtifactWriter(env.ArtifactFolder)
 			if err != nil {
 				return err
 			}

@@ -66,18 +66,18 @@ type BootstrapSpecInput struct {
 	Timeouts             bootstrap.Timeouts
 }
 
-func (in BootstrapSpecInput) stage() (*Env, string) { return in.Env, "bootstrap" }
+func (in BootstrapSpecInput) StageOf() (*Env, string) { return in.Env, "bootstrap" }
 
-func (in BootstrapSpecInput) validate() error {
-	return inputErrors(in.Env,
-		unless(in.Name != "" && in.NodeImage != "", "Name and NodeImage of the kind cluster are required (clusters.bootstrap in the profile)"))
+func (in BootstrapSpecInput) Validate() error {
+	return InputErrors(in.Env,
+		Unless(in.Name != "" && in.NodeImage != "", "Name and NodeImage of the kind cluster are required (clusters.bootstrap in the profile)"))
 }
 
 // BootstrapSpec creates the kind bootstrap cluster (docker socket mounted for
 // CAPD), loads the configured images and runs `clusterctl init` with
 // cert-manager and the configured providers, waiting for every provider.
 func BootstrapSpec(_ context.Context, inputGetter func() BootstrapSpecInput) {
-	declareStage("creates the kind bootstrap cluster and installs the Cluster API providers", inputGetter, func(input BootstrapSpecInput) StageFuncs {
+	DeclareStage("creates the kind bootstrap cluster and installs the Cluster API providers", inputGetter, func(input BootstrapSpecInput) StageFuncs {
 		env := input.Env
 		return StageFuncs{
 			Run: func(ctx context.Context) error {

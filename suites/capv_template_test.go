@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tkg-e2e/harness/suites/lifecycle"
+
 	"github.com/tkg-e2e/harness/framework/capvtest"
 	"github.com/tkg-e2e/harness/framework/config"
-	"github.com/tkg-e2e/harness/suites"
 )
 
 // capvTemplate returns the default cluster template of the pinned CAPV
@@ -41,8 +42,8 @@ func loadVSphere(t *testing.T, env map[string]string) (*config.Config, error) {
 	for k, v := range env {
 		t.Setenv(k, v)
 	}
-	return config.Load(config.LoadOptions{Path: "../config/vsphere.yaml", Intervals: suites.Lifecycle.IntervalKeys(),
-		DriverIntervals: suites.Lifecycle.DriverIntervalKeys()})
+	return config.Load(config.LoadOptions{Path: "../config/vsphere.yaml", Intervals: lifecycle.Registry.IntervalKeys(),
+		DriverIntervals: lifecycle.Registry.DriverIntervalKeys()})
 }
 
 func siteEnv(t *testing.T) map[string]string {

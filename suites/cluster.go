@@ -101,7 +101,7 @@ func clusterStage(def stages.Definition, role, holderRole string) Stage {
 		cleanupOf = func(o CleanupOptions) StageCleanup {
 			sc := capiClusterCleanup(o)
 			if o.VSphere != nil {
-				sc.LeakChecks = append(sc.LeakChecks, vcenterLeakCheck(o, clusters.ResourceKind))
+				sc.LeakChecks = append(sc.LeakChecks, VCenterLeakCheck(o, clusters.ResourceKind))
 			}
 			return sc
 		}
@@ -177,7 +177,7 @@ func capiClusterCleanup(o CleanupOptions) StageCleanup {
 // vcenterLeakCheck lists the VMs in the run's vCenter folder named after
 // the run's clusters of these resource kinds ("nothing left" only when
 // vCenter agrees).
-func vcenterLeakCheck(o CleanupOptions, kinds ...string) cleanup.LeakCheck {
+func VCenterLeakCheck(o CleanupOptions, kinds ...string) cleanup.LeakCheck {
 	return func(ctx context.Context, s *run.State) ([]string, string, error) {
 		var names []string
 		for n := range node.NamesOf(s, kinds...) {
@@ -206,8 +206,8 @@ func vcenterLeakCheck(o CleanupOptions, kinds ...string) cleanup.LeakCheck {
 }
 
 func (in ClusterSpecInput) problems() []string {
-	return []string{unless(in.Stage != "" && in.ID != "" && in.Role != "" && in.HolderRole != "", "Stage, ID, Role and HolderRole are required"),
-		unless(in.Cluster.Name != "" && in.Cluster.Namespace != "",
+	return []string{Unless(in.Stage != "" && in.ID != "" && in.Role != "" && in.HolderRole != "", "Stage, ID, Role and HolderRole are required"),
+		Unless(in.Cluster.Name != "" && in.Cluster.Namespace != "",
 			fmt.Sprintf("the %s cluster's name and namespace are required (%s in the profile)", in.ID, config.ClusterKey(in.ID)))}
 }
 
@@ -220,14 +220,14 @@ type ClustersSpecInput struct {
 	Clusters []ClusterSpecInput
 }
 
-func (in ClustersSpecInput) stage() (*Env, string) { return in.Env, in.Stage }
+func (in ClustersSpecInput) StageOf() (*Env, string) { return in.Env, in.Stage }
 
-func (in ClustersSpecInput) validate() error {
-	problems := []string{unless(len(in.Clusters) > 0, "Clusters is empty: a cluster stage creates at least one cluster")}
+func (in ClustersSpecInput) Validate() error {
+	problems := []string{Unless(len(in.Clusters) > 0, "Clusters is empty: a cluster stage creates at least one cluster")}
 	for _, c := range in.Clusters {
 		problems = append(problems, c.problems()...)
 	}
-	return inputErrors(in.Env, problems...)
+	return InputErrors(in.Env, problems...)
 }
 
 // ClusterSpec creates Cluster API clusters from their holder, side by side
@@ -238,7 +238,7 @@ func (in ClustersSpecInput) validate() error {
 // each cluster's steps and result are its own (state.json's stage record
 // lists them), and one cluster's failure does not stop the others.
 func ClusterSpec(_ context.Context, inputGetter func() ClustersSpecInput) {
-	declareStage("creates the cluster and installs its providers and packages", inputGetter, func(input ClustersSpecInput) StageFuncs {
+	DeclareStage("creates the cluster and installs its providers and packages", inputGetter, func(input ClustersSpecInput) StageFuncs {
 		env := input.Env
 		return StageFuncs{
 			Run: func(ctx context.Context) error {
@@ -263,7 +263,7 @@ func ClusterSpec(_ context.Context, inputGetter func() ClustersSpecInput) {
 // createCluster makes one cluster of a cluster stage.
 func createCluster(ctx context.Context, env *Env, in ClusterSpecInput) ([]Step, error) {
 	if in.Holder == nil {
-		return nil, errNoCluster(in.HolderRole)
+		return nil, ErrNoCluster(in.HolderRole)
 	}
 	if in.Preflight != nil {
 		if err := in.Preflight(ctx); err != nil {

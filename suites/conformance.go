@@ -55,25 +55,25 @@ type ConformanceSpecInput struct {
 	Run         config.Interval
 }
 
-func (in ConformanceSpecInput) stage() (*Env, string) { return in.Env, "conformance" }
+func (in ConformanceSpecInput) StageOf() (*Env, string) { return in.Env, "conformance" }
 
-func (in ConformanceSpecInput) validate() error {
-	return inputErrors(in.Env,
-		unless(in.KubetestConfig != "", "KubetestConfig is empty (conformance.kubetestConfig)"),
-		unless(in.Image != "", "Image is empty (conformance.image)"),
-		unless(in.Run.Timeout > 0, "Run (interval conformance/run-conformance) is required"))
+func (in ConformanceSpecInput) Validate() error {
+	return InputErrors(in.Env,
+		Unless(in.KubetestConfig != "", "KubetestConfig is empty (conformance.kubetestConfig)"),
+		Unless(in.Image != "", "Image is empty (conformance.image)"),
+		Unless(in.Run.Timeout > 0, "Run (interval conformance/run-conformance) is required"))
 }
 
 // ConformanceSpec loads the test images into the workload cluster, runs the
 // conformance image against it and reports every conformance test: the
 // selection's results, and the rest as skipped with the reason.
 func ConformanceSpec(_ context.Context, inputGetter func() ConformanceSpecInput) {
-	declareStage("passes the Kubernetes conformance tests of its selection", inputGetter, func(input ConformanceSpecInput) StageFuncs {
+	DeclareStage("passes the Kubernetes conformance tests of its selection", inputGetter, func(input ConformanceSpecInput) StageFuncs {
 		env := input.Env
 		return StageFuncs{Run: func(ctx context.Context) error {
 			c := input.Cluster
 			if c == nil {
-				return errNoCluster(RoleWorkload)
+				return ErrNoCluster(RoleWorkload)
 			}
 			if len(input.Images) > 0 && c.DockerNodes() {
 				res, err := node.LoadImages(ctx, node.LoadImagesInput{ClusterName: c.Name, Images: input.Images, Pull: input.Pull,
@@ -83,7 +83,7 @@ func ConformanceSpec(_ context.Context, inputGetter func() ConformanceSpecInput)
 				}
 				env.Printf("[conformance] images: %d loaded, %d already there, into %d node(s)", len(res.Loaded), len(res.Present), len(res.Nodes))
 			}
-			w, err := env.newWriter(env.ArtifactFolder)
+			w, err := env.ArtifactWriter(env.ArtifactFolder)
 			if err != nil {
 				return err
 			}

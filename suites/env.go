@@ -27,7 +27,6 @@ import (
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/redact"
 	"github.com/tkg-e2e/harness/framework/run"
-	"github.com/tkg-e2e/harness/framework/tanzu"
 	"github.com/tkg-e2e/harness/framework/vsphere"
 )
 
@@ -39,6 +38,8 @@ type Env struct {
 	State  *run.State
 	// Registry is the stage registry the run was built from.
 	Registry *Registry
+	// Provisioner makes, moves and deletes the run's clusters (driver:).
+	Provisioner Provisioner
 	// ArtifactFolder is the run's folder (artifacts/<run-id>); the state file lives there.
 	ArtifactFolder string
 	// KubeconfigDir holds the run's kubeconfigs, outside the artifacts folder
@@ -76,8 +77,6 @@ type Env struct {
 	watches map[string]*kube.ReadyWatch
 	// tails are the checks stages left running beside later stages (tail.go).
 	tails map[string]*tail
-	// tanzuResults are the tanzu driver's last command per role (tanzu_checks.go).
-	tanzuResults map[string]*tanzu.Result
 }
 
 // Reports are what the stages and the collectors leave for the run's reports.

@@ -1,9 +1,11 @@
-package suites
+package suites_test
 
 import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/tkg-e2e/harness/suites"
 
 	"github.com/tkg-e2e/harness/framework/infrastructure"
 )
@@ -24,8 +26,8 @@ func TestVersionedInfrastructureProviderIsTheSameProvider(t *testing.T) {
 			t.Fatal(err)
 		}
 		env := localEnv(t, override)
-		in := clusterInput(env, "management", RoleManagement, RoleBootstrap, true)
-		c := &Cluster{Role: RoleManagement, Infrastructure: in.Infrastructure}
+		in := suites.ClusterInput(env, "management", suites.RoleManagement, suites.RoleBootstrap, true)
+		c := &suites.Cluster{Role: suites.RoleManagement, Infrastructure: in.Infrastructure}
 		i := in.Infrastructure
 		return seen{name: i.Name(), clusterctl: i.Provider(), containers: i.NodesAreContainers(), vcenter: i.NodesInVCenter(),
 			flavor: i.NeedsFlavor(), dockerNodes: c.DockerNodes(), images: len(in.Images)}
@@ -41,7 +43,7 @@ func TestVersionedInfrastructureProviderIsTheSameProvider(t *testing.T) {
 	if !plain.containers || !plain.dockerNodes || plain.images == 0 || !plain.flavor || plain.vcenter {
 		t.Errorf("a CAPD cluster has its nodes in Docker, images to load and a required flavor: %+v", plain)
 	}
-	if c := (&Cluster{Infrastructure: infrastructure.Parse("vsphere:v1.16.1")}); c.DockerNodes() || !c.Infrastructure.NodesInVCenter() {
+	if c := (&suites.Cluster{Infrastructure: infrastructure.Parse("vsphere:v1.16.1")}); c.DockerNodes() || !c.Infrastructure.NodesInVCenter() {
 		t.Error("a CAPV cluster has no Docker nodes; its nodes are VMs in vCenter")
 	}
 }

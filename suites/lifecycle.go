@@ -108,12 +108,12 @@ func attachCluster(ctx context.Context, env *Env, id string) error {
 	if r.State == "deleted" {
 		return fmt.Errorf("the %s cluster %s was deleted", id, r.Name)
 	}
-	return reattach(ctx, env, &Cluster{ID: idUnlessRole(id, role), Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig,
+	return ReattachCluster(ctx, env, &Cluster{ID: idUnlessRole(id, role), Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig,
 		Infrastructure: infra})
 }
 
 // reattach gives the Env a cluster of a kept run once its API answers.
-func reattach(ctx context.Context, env *Env, c *Cluster) error {
+func ReattachCluster(ctx context.Context, env *Env, c *Cluster) error {
 	k, err := c.Connect()
 	if err != nil {
 		return err
@@ -126,7 +126,7 @@ func reattach(ctx context.Context, env *Env, c *Cluster) error {
 	return nil
 }
 
-func errNoCluster(role string) error {
+func ErrNoCluster(role string) error {
 	return fmt.Errorf("no %s cluster in this run: the stage that creates it did not run or did not pass (resume with RESUME=1 to re-attach to a kept one)", role)
 }
 

@@ -51,10 +51,10 @@ type MoveSpecInput struct {
 	KeepBootstrap bool
 }
 
-func (in MoveSpecInput) stage() (*Env, string) { return in.Env, "move" }
+func (in MoveSpecInput) StageOf() (*Env, string) { return in.Env, "move" }
 
-func (in MoveSpecInput) validate() error {
-	return inputErrors(in.Env, unless(in.KeepBootstrap || in.DeleteKind > 0, "DeleteKind must be positive unless KeepBootstrap is set"))
+func (in MoveSpecInput) Validate() error {
+	return InputErrors(in.Env, Unless(in.KeepBootstrap || in.DeleteKind > 0, "DeleteKind must be positive unless KeepBootstrap is set"))
 }
 
 // MoveSpec moves the management cluster's Cluster API objects from the kind
@@ -63,16 +63,16 @@ func (in MoveSpecInput) validate() error {
 // the target is not paused and no Machine was replaced, and deletes kind
 // while the last of those (the settle period) runs.
 func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
-	declareStage("moves the management cluster into itself without losing or replacing anything", inputGetter, func(input MoveSpecInput) StageFuncs {
+	DeclareStage("moves the management cluster into itself without losing or replacing anything", inputGetter, func(input MoveSpecInput) StageFuncs {
 		env := input.Env
 		return StageFuncs{
 			Run: func(ctx context.Context) error {
 				from, to := input.From, input.To
 				if from == nil {
-					return errNoCluster(RoleBootstrap)
+					return ErrNoCluster(RoleBootstrap)
 				}
 				if to == nil {
-					return errNoCluster(RoleManagement)
+					return ErrNoCluster(RoleManagement)
 				}
 				in := move.Input{FromKubeconfig: from.Kubeconfig, ToKubeconfig: to.Kubeconfig,
 					Namespace: to.Namespace, ClusterName: to.Name, ClusterctlConfigPath: input.ClusterctlConfigPath, State: env.State,

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/tkg-e2e/harness/suites/lifecycle"
+
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/suites"
 )
@@ -20,7 +22,7 @@ func TestRunClusterNamesCarryTheShortID(t *testing.T) {
 		os.Unsetenv(v)
 	}
 	folder := filepath.Join(t.TempDir(), "20261122-101500-k3f9a")
-	env, err := suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: "../config/local.yaml", ArtifactFolder: folder, Out: io.Discard})
+	env, err := suites.NewEnv(suites.EnvOptions{Registry: lifecycle.Registry, ConfigPath: "../config/local.yaml", ArtifactFolder: folder, Out: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +40,7 @@ func TestRunClusterNamesCarryTheShortID(t *testing.T) {
 	}
 
 	t.Setenv("MANAGEMENT_CLUSTER_NAME", "renamed")
-	env, err = suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: "../config/local.yaml", ArtifactFolder: folder,
+	env, err = suites.NewEnv(suites.EnvOptions{Registry: lifecycle.Registry, ConfigPath: "../config/local.yaml", ArtifactFolder: folder,
 		Resume: true, Out: io.Discard})
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +63,7 @@ func TestRunsWithTheSameFolderNameHaveTheirOwnPrivateFolder(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	open := func(folder string, resume bool) *suites.Env {
 		t.Helper()
-		env, err := suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: "../config/local.yaml", ArtifactFolder: folder,
+		env, err := suites.NewEnv(suites.EnvOptions{Registry: lifecycle.Registry, ConfigPath: "../config/local.yaml", ArtifactFolder: folder,
 			Resume: resume, Out: io.Discard})
 		if err != nil {
 			t.Fatal(err)

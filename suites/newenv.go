@@ -68,7 +68,12 @@ func NewEnv(o EnvOptions) (*Env, error) {
 	env.Config = cfg
 	// Some needs hold on one profile only (CAPV clusters need the ova stage);
 	// the driver binds the cluster stages to its own specs.
-	env.Registry = o.Registry.ForProfile(cfg.Profile).ForDriver(cfg.Driver)
+	prov, err := o.Registry.Provisioner(cfg.Driver)
+	if err != nil {
+		return env, fmt.Errorf("the harness config is not valid: %w", err)
+	}
+	env.Provisioner = prov
+	env.Registry = o.Registry.ForProfile(cfg.Profile).ForProvisioner(prov)
 	env.Redactor.Add(cfg.Secrets()...)
 
 	// Opening the run takes its lock for the life of the process: a second

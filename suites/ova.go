@@ -109,18 +109,18 @@ type OVASpecInput struct {
 	Import      config.Interval
 }
 
-func (in OVASpecInput) stage() (*Env, string) { return in.Env, "ova" }
+func (in OVASpecInput) StageOf() (*Env, string) { return in.Env, "ova" }
 
-func (in OVASpecInput) validate() error {
-	return inputErrors(in.Env, unless(len(in.OVAs) > 0, "OVAs is empty: list the node OVAs to import under ova.images"),
-		unless(in.Connect != nil && in.Import.Timeout > 0, "Connect and Import (an interval) are required"))
+func (in OVASpecInput) Validate() error {
+	return InputErrors(in.Env, Unless(len(in.OVAs) > 0, "OVAs is empty: list the node OVAs to import under ova.images"),
+		Unless(in.Connect != nil && in.Import.Timeout > 0, "Connect and Import (an interval) are required"))
 }
 
 // OVASpec imports the node OVAs of the config as templates, checks their vApp
 // properties, then imports them again to prove the stage is idempotent (every
 // template reused), as a second run against the same vCenter would.
 func OVASpec(_ context.Context, inputGetter func() OVASpecInput) {
-	getInput := declareStage("imports node OVAs as templates with the expected vApp properties", inputGetter, func(input OVASpecInput) StageFuncs {
+	getInput := DeclareStage("imports node OVAs as templates with the expected vApp properties", inputGetter, func(input OVASpecInput) StageFuncs {
 		env := input.Env
 		return StageFuncs{Run: func(ctx context.Context) error {
 			session, err := input.Connect(ctx)

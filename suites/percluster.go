@@ -92,7 +92,7 @@ func runJobs(ctx context.Context, jobs []clusterJob) []jobResult {
 func EachWorkload(ctx context.Context, env *Env, stage string, f func(ctx context.Context, c *Cluster) ([]Step, error)) error {
 	cs := env.Workloads()
 	if len(cs) == 0 {
-		return errNoCluster(RoleWorkload)
+		return ErrNoCluster(RoleWorkload)
 	}
 	jobs := make([]clusterJob, len(cs))
 	for i, c := range cs {

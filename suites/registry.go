@@ -16,11 +16,10 @@ import (
 	"github.com/tkg-e2e/harness/framework/vsphere"
 )
 
-// Lifecycle is the lifecycle suite, in run order. Adding a stage is one file
-// in suites/ that declares its Stage, and one entry here.
-var Lifecycle = MustRegistry(TeardownScopes,
-	OVA, Bootstrap, Management, Move, Workload, Health, Smoke, Placement, Packages, Conformance,
-)
+// LifecycleStages are the lifecycle suite's stages, in run order
+// (suites/lifecycle adds the provisioners). Adding a stage is one file in
+// suites/ that declares its Stage, and one entry here.
+var LifecycleStages = []Stage{OVA, Bootstrap, Management, Move, Workload, Health, Smoke, Placement, Packages, Conformance}
 
 // TeardownScopes are the interval scopes SuiteTeardown reads; every suite's
 // registry carries them.
@@ -93,11 +92,12 @@ type CleanupOptions struct {
 	Managed clusters.ManagedFunc
 	// DeleteTemplates: ova.deleteTemplates (templates are kept by default).
 	DeleteTemplates bool
-	// Tanzu is the run's tanzu CLI when the profile's driver is tanzu (its
-	// clusters are deleted with it, each command bounded by TanzuTimeout);
-	// nil otherwise.
-	Tanzu        *TanzuCLI
-	TanzuTimeout time.Duration
+	// CLIDelete deletes with the provisioner's own CLI what it made, each
+	// command bounded by CLITimeout (Bindings.CompleteCleanup sets both);
+	// nil when the run's provisioner has no CLI of its own, or `harness
+	// cleanup` has no config.
+	CLIDelete  CLIDelete
+	CLITimeout time.Duration
 }
 
 // StageCleanup is a stage's part of the cleanup.
@@ -141,6 +141,9 @@ func (c *StageCleanup) add(o StageCleanup) {
 type Registry struct {
 	*stages.Registry
 	stages []Stage
+	// provisioners are the ones a profile may choose (WithProvisioners);
+	// empty means Clusterctl alone.
+	provisioners []Provisioner
 }
 
 // NewRegistry checks the stages (see stages.NewRegistry; and every stage
@@ -209,6 +212,7 @@ func (r *Registry) ForProfile(profile string) *Registry {
 	if err != nil {
 		panic(fmt.Sprintf("stage registry for profile %s: %v", profile, err))
 	}
+	out.provisioners = r.provisioners
 	return out
 }
 

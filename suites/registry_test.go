@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tkg-e2e/harness/suites/tanzucli"
+
+	"github.com/tkg-e2e/harness/suites/lifecycle"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -23,11 +27,11 @@ import (
 // withScratch is the lifecycle registry plus the scratch stage: one entry.
 func withScratch(t *testing.T) *suites.Registry {
 	t.Helper()
-	r, err := suites.NewRegistry(suites.TeardownScopes, append(suites.Lifecycle.Stages(), Scratch, ScratchEach)...)
+	r, err := suites.NewRegistry(suites.TeardownScopes, append(lifecycle.Registry.Stages(), Scratch, ScratchEach)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return r.WithProvisioners(tanzucli.Provisioner)
 }
 
 // Everything that used to be edited by hand for a new stage follows from the
@@ -50,7 +54,7 @@ func TestAddingAStageIsOneEntry(t *testing.T) {
 		t.Errorf("category: %q %v", c, ok)
 	}
 	in := r.Cleanup(suites.CleanupOptions{})
-	if in.Deleters["scratch-dir"] == nil || len(in.LeakChecks) <= len(suites.Lifecycle.Cleanup(suites.CleanupOptions{}).LeakChecks) {
+	if in.Deleters["scratch-dir"] == nil || len(in.LeakChecks) <= len(lifecycle.Registry.Cleanup(suites.CleanupOptions{}).LeakChecks) {
 		t.Errorf("cleanup does not know the scratch kind: %d deleters, %d leak checks", len(in.Deleters), len(in.LeakChecks))
 	}
 	// The shipped profile validates against the new registry: the stage's
@@ -79,7 +83,7 @@ func TestRegistryRejectsAJoinAfterAnEarlierOrUnknownStage(t *testing.T) {
 			t.Errorf("want %q, got %v", name, err)
 		}
 	}
-	if j := suites.Lifecycle.JoinsAfter("workload"); len(j) != 1 || j[0].Name != "move" {
+	if j := lifecycle.Registry.JoinsAfter("workload"); len(j) != 1 || j[0].Name != "move" {
 		t.Errorf("the move's settle period is joined after workload: %v", j)
 	}
 }
@@ -93,7 +97,7 @@ func TestShippedProfilesLoad(t *testing.T) {
 		files[name] = filepath.Join(dir, name)
 		os.WriteFile(files[name], []byte("x: 1\n"), 0o644)
 	}
-	keys := suites.Lifecycle.IntervalKeys()
+	keys := lifecycle.Registry.IntervalKeys()
 	for k, v := range map[string]string{"CNI_MANIFEST": files["cni.yaml"], "KAPP_CONTROLLER_MANIFEST": files["kapp.yaml"],
 		"CLUSTERCTL_CONFIG": files["clusterctl.yaml"], "VSPHERE_SERVER": "vc.example.com", "VSPHERE_USERNAME": "u",
 		"VSPHERE_PASSWORD": "p4ssw0rd!", "VSPHERE_DATACENTER": "/dc0", "VSPHERE_FOLDER": "/dc0/vm", "VSPHERE_DATASTORE": "ds",
@@ -108,7 +112,7 @@ func TestShippedProfilesLoad(t *testing.T) {
 	// profile must move it back (removing containers would leave its VMs).
 	selfHosted := map[string]string{"../config/local.yaml": config.SelfHostedRemoveContainers, "../config/vsphere.yaml": config.SelfHostedMoveBack}
 	for _, p := range []string{"../config/local.yaml", "../config/vsphere.yaml"} {
-		cfg, err := config.Load(config.LoadOptions{Path: p, Intervals: keys, DriverIntervals: suites.Lifecycle.DriverIntervalKeys()})
+		cfg, err := config.Load(config.LoadOptions{Path: p, Intervals: keys, DriverIntervals: lifecycle.Registry.DriverIntervalKeys()})
 		if err != nil {
 			t.Errorf("%s does not load against the stage registry:\n%v", p, err)
 			continue
@@ -121,7 +125,7 @@ func TestShippedProfilesLoad(t *testing.T) {
 	for k, v := range keys {
 		shrunk[k] = slices.DeleteFunc(slices.Clone(v), func(s string) bool { return s == "settle-after" })
 	}
-	_, err := config.Load(config.LoadOptions{Path: "../config/local.yaml", Intervals: shrunk, DriverIntervals: suites.Lifecycle.DriverIntervalKeys()})
+	_, err := config.Load(config.LoadOptions{Path: "../config/local.yaml", Intervals: shrunk, DriverIntervals: lifecycle.Registry.DriverIntervalKeys()})
 	if err == nil || !strings.Contains(err.Error(), `unknown interval key "settle-after"`) {
 		t.Errorf("a key no stage registers was accepted: %v", err)
 	}
@@ -138,6 +142,7 @@ func TestScratchStageRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	reg = reg.WithProvisioners(tanzucli.Provisioner)
 	folder := filepath.Join(t.TempDir(), "run")
 	var env *suites.Env
 	BeforeSuite(func(ctx SpecContext) {
@@ -211,7 +216,7 @@ func TestCleanupSaysWhichDeletionsRunBesideOthers(t *testing.T) {
 		{"management moved back", suites.CleanupOptions{SelfHosted: moveBack, Managed: clusters.RemoveManaged("")},
 			map[string]bool{"wl": false, "mgmt": false, "boot": true, "ubuntu": false}},
 	} {
-		in := suites.Lifecycle.Cleanup(c.o)
+		in := lifecycle.Registry.Cleanup(c.o)
 		for _, r := range []run.Resource{wl, mgmt, kindCluster, template} {
 			if got := in.Independent(r); got != c.want[r.Name] {
 				t.Errorf("%s: %s alone = %v, want %v", c.name, r.Name, got, c.want[r.Name])
@@ -221,13 +226,13 @@ func TestCleanupSaysWhichDeletionsRunBesideOthers(t *testing.T) {
 	// Two workload clusters deleted through one management cluster go at
 	// the same time; never with the management cluster itself.
 	wl2 := run.Resource{Kind: clusters.ResourceKind, Name: "wl2", Attributes: map[string]string{clusters.AttrManagedBy: "/m.kubeconfig"}}
-	in := suites.Lifecycle.Cleanup(suites.CleanupOptions{SelfHosted: moveBack})
+	in := lifecycle.Registry.Cleanup(suites.CleanupOptions{SelfHosted: moveBack})
 	if !in.Together(wl, wl2) || in.Together(wl, mgmt) || in.Together(wl, kindCluster) {
 		t.Errorf("together: wl+wl2 %v (want true), wl+mgmt %v, wl+kind %v (want false)", in.Together(wl, wl2), in.Together(wl, mgmt), in.Together(wl, kindCluster))
 	}
 	// The tanzu driver's clusters go through its CLI: none alone.
-	in = suites.Lifecycle.ForDriver(config.DriverTanzu).Cleanup(byID)
-	if in.Independent(run.Resource{Kind: suites.TanzuClusterKind, Name: "wl"}) {
+	in = lifecycle.Registry.ForDriver(config.DriverTanzu).Cleanup(byID)
+	if in.Independent(run.Resource{Kind: tanzucli.TanzuClusterKind, Name: "wl"}) {
 		t.Error("a tanzu cluster's deletion runs beside others")
 	}
 }

@@ -1,11 +1,16 @@
-package suites
+package suites_test
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tkg-e2e/harness/suites/lifecycle"
+
+	"github.com/tkg-e2e/harness/suites"
 
 	"sigs.k8s.io/cluster-api/test/infrastructure/container"
 
@@ -18,14 +23,14 @@ import (
 
 // localEnv builds the Env of a run with the shipped local profile (and
 // overrides), CLEANUP_SELF_HOSTED unset, everything in temp folders.
-func localEnv(t *testing.T, overrides ...string) *Env {
+func localEnv(t *testing.T, overrides ...string) *suites.Env {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("XDG_CACHE_HOME", filepath.Join(dir, "cache"))
 	t.Setenv("CLEANUP_SELF_HOSTED", "")
 	os.Unsetenv("CLEANUP_SELF_HOSTED") // restored by t.Setenv's cleanup
-	env, err := NewEnv(EnvOptions{Registry: Lifecycle, ConfigPath: "../config/local.yaml", Overrides: overrides,
-		ArtifactFolder: filepath.Join(dir, "artifacts", "run"), Out: &syncBuffer{}})
+	env, err := suites.NewEnv(suites.EnvOptions{Registry: lifecycle.Registry, ConfigPath: "../config/local.yaml", Overrides: overrides,
+		ArtifactFolder: filepath.Join(dir, "artifacts", "run"), Out: io.Discard})
 	if err != nil {
 		t.Fatalf("NewEnv: %v", err)
 	}

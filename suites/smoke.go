@@ -42,22 +42,22 @@ type SmokeSpecInput struct {
 	RequireCrossNode bool
 }
 
-func (in SmokeSpecInput) stage() (*Env, string) { return in.Env, "smoke" }
+func (in SmokeSpecInput) StageOf() (*Env, string) { return in.Env, "smoke" }
 
-func (in SmokeSpecInput) validate() error {
-	return inputErrors(in.Env, unless(in.Image != "", "Image is empty (smoke.image)"),
-		unless(in.Wait.Timeout > 0, "Wait (interval smoke/smoke) is required"))
+func (in SmokeSpecInput) Validate() error {
+	return InputErrors(in.Env, Unless(in.Image != "", "Image is empty (smoke.image)"),
+		Unless(in.Wait.Timeout > 0, "Wait (interval smoke/smoke) is required"))
 }
 
 // SmokeSpec runs the smoke workload on every workload cluster, side by
 // side when there are several, and writes smoke.md (smoke-<id>.md for a
 // second cluster), passed or not.
 func SmokeSpec(_ context.Context, inputGetter func() SmokeSpecInput) {
-	declareStage("serves a workload: DNS, a Service and pod traffic across nodes", inputGetter, func(input SmokeSpecInput) StageFuncs {
+	DeclareStage("serves a workload: DNS, a Service and pod traffic across nodes", inputGetter, func(input SmokeSpecInput) StageFuncs {
 		env := input.Env
 		return StageFuncs{Run: func(ctx context.Context) error {
 			if len(input.Clusters) == 0 {
-				return errNoCluster(RoleWorkload)
+				return ErrNoCluster(RoleWorkload)
 			}
 			jobs := make([]clusterJob, len(input.Clusters))
 			entries, mds := make([]string, len(jobs)), make([]string, len(jobs))
@@ -97,7 +97,7 @@ func smokeCluster(ctx context.Context, input SmokeSpecInput, c *Cluster) (string
 	if res == nil {
 		return "", "", err
 	}
-	w, werr := env.newWriter(env.ArtifactFolder)
+	w, werr := env.ArtifactWriter(env.ArtifactFolder)
 	if werr == nil {
 		werr = w.WriteFile(file, []byte(res.Markdown()))
 	}

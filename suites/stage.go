@@ -125,7 +125,7 @@ func StepEntries(env *Env, stage string, steps []Step) {
 
 // inputErrors joins the Env's own check with the problems a spec input
 // found (empty strings are no problem), for the inputs' validate methods.
-func inputErrors(env *Env, problems ...string) error {
+func InputErrors(env *Env, problems ...string) error {
 	errs := []error{env.Validate()}
 	for _, p := range problems {
 		if p != "" {
@@ -136,7 +136,7 @@ func inputErrors(env *Env, problems ...string) error {
 }
 
 // unless returns msg when ok is false.
-func unless(ok bool, msg string) string {
+func Unless(ok bool, msg string) string {
 	if ok {
 		return ""
 	}
@@ -145,23 +145,25 @@ func unless(ok bool, msg string) string {
 
 // stageInput is what declareStage needs of a spec's input: its own check,
 // and the Env and stage name RunStage records under.
-type stageInput interface {
-	validate() error
-	stage() (*Env, string)
+// StageInput is what every stage spec's input has: a check of itself with
+// a clear message, and the Env and stage it runs in.
+type StageInput interface {
+	Validate() error
+	StageOf() (*Env, string)
 }
 
-// declareStage declares the nodes every stage spec has: a BeforeEach that
+// DeclareStage declares the nodes every stage spec has: a BeforeEach that
 // reads the input through the getter when the spec runs and validates it
 // with a clear message, and an It that runs the stage's funcs with RunStage.
 // It returns a getter for the input, for specs that add nodes of their own.
-func declareStage[T stageInput](it string, inputGetter func() T, funcs func(input T) StageFuncs) func() T {
+func DeclareStage[T StageInput](it string, inputGetter func() T, funcs func(input T) StageFuncs) func() T {
 	var input T
 	BeforeEach(func() {
 		input = inputGetter()
-		Expect(input.validate()).To(Succeed(), "invalid %T", input)
+		Expect(input.Validate()).To(Succeed(), "invalid %T", input)
 	})
 	It(it, func(ctx SpecContext) {
-		env, name := input.stage()
+		env, name := input.StageOf()
 		RunStage(ctx, env, name, funcs(input))
 	})
 	return func() T { return input }

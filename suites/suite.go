@@ -132,9 +132,10 @@ func (env *Env) CleanupOptions() CleanupOptions {
 		o.Placement = placementOf(env.Config)
 		o.DeleteTemplates = env.Config.OVA.DeleteTemplates
 	}
-	if env.Config != nil && env.Config.UsesTanzu() {
-		o.Tanzu, _ = env.TanzuCLI()
-		o.TanzuTimeout = env.Interval(ScopeCleanup, "tanzu-delete").Timeout
+	if env.Provisioner != nil {
+		if complete := env.Provisioner.Bindings().CompleteCleanup; complete != nil {
+			complete(env, &o)
+		}
 	}
 	return o
 }

@@ -7,8 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tkg-e2e/harness/suites/lifecycle"
+
 	"github.com/tkg-e2e/harness/framework/config"
-	"github.com/tkg-e2e/harness/suites"
 )
 
 // loadLocal loads the shipped local profile with overrides, the cluster
@@ -19,8 +20,8 @@ func loadLocal(t *testing.T, overrides ...string) (*config.Config, error) {
 		t.Setenv(v, "")
 		os.Unsetenv(v) // restored after the test
 	}
-	return config.Load(config.LoadOptions{Path: "../config/local.yaml", Overrides: overrides, Intervals: suites.Lifecycle.IntervalKeys(),
-		DriverIntervals: suites.Lifecycle.DriverIntervalKeys()})
+	return config.Load(config.LoadOptions{Path: "../config/local.yaml", Overrides: overrides, Intervals: lifecycle.Registry.IntervalKeys(),
+		DriverIntervals: lifecycle.Registry.DriverIntervalKeys()})
 }
 
 // A second workload cluster is one more entry: it gets the next ID, the

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tkg-e2e/harness/suites/lifecycle"
+
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -53,7 +55,7 @@ var _ = BeforeSuite(func() {
 	if *configOverride != "" {
 		overrides = strings.Split(*configOverride, ",")
 	}
-	env, err = suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: *configPath, Overrides: overrides, ArtifactFolder: folder,
+	env, err = suites.NewEnv(suites.EnvOptions{Registry: lifecycle.Registry, ConfigPath: *configPath, Overrides: overrides, ArtifactFolder: folder,
 		External: true, ReadOnly: *readOnly, Out: GinkgoWriter})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(suites.ProtectSecrets(env)).To(Succeed())
@@ -87,7 +89,7 @@ var _ = ReportAfterSuite("verify report", func(ctx SpecContext, report Report) {
 // the clusters come from elsewhere.
 var _ = Describe("Conformance checks", func() {
 	for _, name := range []string{"health", "smoke", "placement", "packages"} {
-		s, _ := suites.Lifecycle.Stage(name)
+		s, _ := lifecycle.Registry.Stage(name)
 		Context(s.Name, Label(s.Name), func() {
 			if name == "smoke" && *readOnly {
 				suites.LeftOutReadOnly(name, "it creates a namespace, a Deployment, a Service and pods on the workload cluster",

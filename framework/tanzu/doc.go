@@ -30,7 +30,7 @@
 //     exits with the CLI's codes, so everything above is tested without
 //     the real binary or Docker.
 //
-// How it plugs into the stages (the wiring lives in suites/tanzu_driver.go,
+// How it plugs into the stages (the wiring lives in suites/tanzucli,
 // suites/driver.go and framework/config/tanzu.go, not here): the
 // clusterctl driver stays the default;
 // a profile key `driver: tanzu` selects this one, with the binary from

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tkg-e2e/harness/suites/lifecycle"
+
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
@@ -78,7 +80,7 @@ func TestTailsAreTheirStagesOwn(t *testing.T) {
 	var failed []types.SpecReport
 	BeforeSuite(func() {
 		var err error
-		env, err = suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: "../../config/local.yaml",
+		env, err = suites.NewEnv(suites.EnvOptions{Registry: lifecycle.Registry, ConfigPath: "../../config/local.yaml",
 			ArtifactFolder: filepath.Join(t.TempDir(), "run"), Out: GinkgoWriter})
 		Expect(err).NotTo(HaveOccurred())
 		env.Registry = reg

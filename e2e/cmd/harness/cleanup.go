@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tkg-e2e/harness/suites/lifecycle"
+
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/node"
@@ -63,7 +65,7 @@ func cleanupCmd(args []string, stdout, stderr io.Writer) int {
 		state.Started.Format(time.RFC3339), state.Updated.Format(time.RFC3339))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	in := suites.Lifecycle.Cleanup(suites.CleanupOptions{State: state, ClusterTimeout: *timeout, KindTimeout: *timeout,
+	in := lifecycle.Registry.Cleanup(suites.CleanupOptions{State: state, ClusterTimeout: *timeout, KindTimeout: *timeout,
 		Interval: *interval, Progress: stdout, Prefix: "[cleanup]"})
 	err = cleanup.All(ctx, in)
 	// Without the config there is no vCenter leak check: a leased testbed
@@ -98,7 +100,7 @@ func cleanupWithConfig(dir, cfgPath, overrides string, stdout, stderr io.Writer)
 			"Pass the run's CONFIG and CONFIG_OVERRIDES for the full cleanup.\n", peek.RunID, peek.Profile, cfgPath, p)
 		return 0, false
 	}
-	env, err := suites.NewEnv(suites.EnvOptions{Registry: suites.Lifecycle, ConfigPath: cfgPath, Overrides: ov,
+	env, err := suites.NewEnv(suites.EnvOptions{Registry: lifecycle.Registry, ConfigPath: cfgPath, Overrides: ov,
 		ArtifactFolder: dir, Resume: true, Out: stdout})
 	if err != nil {
 		if env != nil && env.State != nil {

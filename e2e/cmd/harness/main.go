@@ -12,11 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tkg-e2e/harness/suites/lifecycle"
+
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/conformance"
 	"github.com/tkg-e2e/harness/framework/packages"
 	"github.com/tkg-e2e/harness/framework/placement"
-	"github.com/tkg-e2e/harness/suites"
 )
 
 const usage = `usage: harness <command> [flags]
@@ -78,8 +79,8 @@ func loadFlags(name string, args []string, stderr io.Writer) (*config.Config, []
 			ov = append(ov, o)
 		}
 	}
-	cfg, err := config.Load(config.LoadOptions{Path: *path, Overrides: ov, Intervals: suites.Lifecycle.IntervalKeys(),
-		DriverIntervals: suites.Lifecycle.DriverIntervalKeys()})
+	cfg, err := config.Load(config.LoadOptions{Path: *path, Overrides: ov, Intervals: lifecycle.Registry.IntervalKeys(),
+		DriverIntervals: lifecycle.Registry.DriverIntervalKeys()})
 	return cfg, fs.Args(), err
 }
 
@@ -151,7 +152,7 @@ func plan(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	reg := suites.Lifecycle
+	reg := lifecycle.Registry
 	if *cfgPath != "" {
 		var ov []string
 		if *overrides != "" {
@@ -227,7 +228,7 @@ func selectCmd(args []string, stdout, stderr io.Writer) int {
 func focusStages(focus string) []string {
 	words := strings.FieldsFunc(focus, func(r rune) bool { return r == ' ' || r == ',' || r == '|' })
 	for _, w := range words {
-		if _, ok := suites.Lifecycle.Get(w); !ok {
+		if _, ok := lifecycle.Registry.Get(w); !ok {
 			return nil
 		}
 	}

@@ -1,4 +1,4 @@
-package suites
+package tanzucli
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/tkg-e2e/harness/suites"
 
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/infrastructure"
@@ -44,6 +46,10 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// Lifecycle is the lifecycle registry as suites/lifecycle builds it (which
+// imports this package).
+var Lifecycle = suites.MustRegistry(suites.TeardownScopes, suites.LifecycleStages...).WithProvisioners(Provisioner)
+
 const fakeKindName = "tkg-kind-cf3e9a"
 
 // fakeKindKubeconfig is what the stand-in hands out as the bootstrap
@@ -64,14 +70,14 @@ users:
 
 // tanzuEnv builds the Env of a run with the shipped local profile and
 // driver: tanzu, the stand-in as TANZU_CLI, everything in temp folders.
-func tanzuEnv(t *testing.T) (*Env, *syncBuffer) {
+func tanzuEnv(t *testing.T) (*suites.Env, *syncBuffer) {
 	t.Helper()
-	return tanzuEnvWith(t, "../config/local.yaml")
+	return tanzuEnvWith(t, "../../config/local.yaml")
 }
 
 // tanzuEnvWith is tanzuEnv with another shipped profile; the vSphere
 // profile gets its VSPHERE_* from the environment, as on a testbed.
-func tanzuEnvWith(t *testing.T, profile string) (*Env, *syncBuffer) {
+func tanzuEnvWith(t *testing.T, profile string) (*suites.Env, *syncBuffer) {
 	t.Helper()
 	dir := t.TempDir()
 	standin := filepath.Join(dir, "tanzu")
@@ -79,7 +85,7 @@ func tanzuEnvWith(t *testing.T, profile string) (*Env, *syncBuffer) {
 	if _, err := os.Stat(gobin); err != nil {
 		gobin = "go"
 	}
-	if out, err := exec.Command(gobin, "build", "-o", standin, "../framework/tanzu/standin").CombinedOutput(); err != nil {
+	if out, err := exec.Command(gobin, "build", "-o", standin, "../../framework/tanzu/standin").CombinedOutput(); err != nil {
 		t.Fatalf("building the stand-in tanzu CLI: %v\n%s", err, out)
 	}
 	kc := filepath.Join(dir, "kind.kubeconfig")
@@ -109,7 +115,7 @@ func tanzuEnvWith(t *testing.T, profile string) (*Env, *syncBuffer) {
 		}
 	}
 	out := &syncBuffer{}
-	env, err := NewEnv(EnvOptions{Registry: Lifecycle, ConfigPath: profile, Overrides: []string{filepath.Join(dir, "tanzu.yaml")},
+	env, err := suites.NewEnv(suites.EnvOptions{Registry: Lifecycle, ConfigPath: profile, Overrides: []string{filepath.Join(dir, "tanzu.yaml")},
 		ArtifactFolder: filepath.Join(dir, "artifacts", "run"), Out: out})
 	if err != nil {
 		t.Fatalf("NewEnv with driver: tanzu: %v", err)
@@ -124,18 +130,18 @@ func runCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-func managementInput(t *testing.T, env *Env) TanzuManagementInput {
+func managementInput(t *testing.T, env *suites.Env) TanzuManagementInput {
 	t.Helper()
-	cli, err := env.TanzuCLI()
+	cli, err := CLIOf(env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	spec := env.Config.Clusters.Management
-	return TanzuManagementInput{Env: env, CLI: cli, Cluster: spec, Values: tanzuConfigValues(env.Config, RoleManagement, spec, ""),
+	return TanzuManagementInput{Env: env, CLI: cli, Cluster: spec, Values: tanzuConfigValues(env.Config, suites.RoleManagement, spec, ""),
 		Infrastructure: env.Config.Infrastructure(), Timeout: env.Interval("management", "tanzu-create").Timeout}
 }
 
-func stepNames(ss []Step) []string {
+func stepNames(ss []suites.Step) []string {
 	var out []string
 	for _, s := range ss {
 		out = append(out, s.Name)
@@ -161,7 +167,7 @@ func TestTanzuDriverKeepsTheStagesAndLabels(t *testing.T) {
 	if c, _ := reg.Closure("move"); !slices.Equal(c, []string{"bootstrap", "management", "move"}) {
 		t.Errorf("FOCUS=move plans %v", c)
 	}
-	for scope, key := range map[string]string{"bootstrap": "tanzu-version", "management": "tanzu-create", "workload": "tanzu-create", ScopeCleanup: "tanzu-delete"} {
+	for scope, key := range map[string]string{"bootstrap": "tanzu-version", "management": "tanzu-create", "workload": "tanzu-create", suites.ScopeCleanup: "tanzu-delete"} {
 		if !reg.Registered(scope, key) {
 			t.Errorf("%s/%s is not registered with the tanzu driver", scope, key)
 		}
@@ -175,7 +181,7 @@ func TestTanzuDriverKeepsTheStagesAndLabels(t *testing.T) {
 	if d, _ := reg.Get("bootstrap"); !strings.Contains(d.Doc, "tanzu management-cluster create") {
 		t.Errorf("bootstrap doc with the tanzu driver: %q", d.Doc)
 	}
-	in := reg.Cleanup(CleanupOptions{})
+	in := reg.Cleanup(suites.CleanupOptions{})
 	for _, k := range []string{TanzuManagementKind, TanzuClusterKind, kind.ResourceKind} {
 		if in.Deleters[k] == nil {
 			t.Errorf("no deleter for %s with the tanzu driver", k)
@@ -183,11 +189,11 @@ func TestTanzuDriverKeepsTheStagesAndLabels(t *testing.T) {
 	}
 	// One Docker leak check for the CLI's clusters (not one per stage), and
 	// with a vCenter one more for its VMs.
-	if base := Lifecycle.Cleanup(CleanupOptions{}); len(in.LeakChecks) != len(base.LeakChecks)+1 {
+	if base := Lifecycle.Cleanup(suites.CleanupOptions{}); len(in.LeakChecks) != len(base.LeakChecks)+1 {
 		t.Errorf("the tanzu driver adds %d leak checks, want 1", len(in.LeakChecks)-len(base.LeakChecks))
 	}
 	vs := func(context.Context) (*vsphere.Session, error) { return nil, errors.New("not called") }
-	withVC, baseVC := reg.Cleanup(CleanupOptions{VSphere: vs}), Lifecycle.Cleanup(CleanupOptions{VSphere: vs})
+	withVC, baseVC := reg.Cleanup(suites.CleanupOptions{VSphere: vs}), Lifecycle.Cleanup(suites.CleanupOptions{VSphere: vs})
 	if len(withVC.LeakChecks) != len(baseVC.LeakChecks)+2 {
 		t.Errorf("with a vCenter the tanzu driver adds %d leak checks, want 2 (Docker, vCenter)", len(withVC.LeakChecks)-len(baseVC.LeakChecks))
 	}
@@ -196,7 +202,7 @@ func TestTanzuDriverKeepsTheStagesAndLabels(t *testing.T) {
 func TestTanzuConfigValues(t *testing.T) {
 	env, _ := tanzuEnv(t)
 	wl := env.Config.Clusters.Workload
-	v := tanzuConfigValues(env.Config, RoleWorkload, wl, wl.Namespace)
+	v := tanzuConfigValues(env.Config, suites.RoleWorkload, wl, wl.Namespace)
 	// CLUSTER_PLAN: tanzu.configValues wins over the harness's default (dev).
 	want := map[string]string{"CLUSTER_NAME": wl.Name, "NAMESPACE": wl.Namespace, "INFRASTRUCTURE_PROVIDER": "docker",
 		"CLUSTER_PLAN": "prod", "WORKER_MACHINE_COUNT": strconv.Itoa(wl.WorkerMachineCount),
@@ -206,7 +212,7 @@ func TestTanzuConfigValues(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, v[k], w)
 		}
 	}
-	if m := tanzuConfigValues(env.Config, RoleManagement, env.Config.Clusters.Management, ""); m["NAMESPACE"] != "" {
+	if m := tanzuConfigValues(env.Config, suites.RoleManagement, env.Config.Clusters.Management, ""); m["NAMESPACE"] != "" {
 		t.Errorf("the management cluster's file sets NAMESPACE %q: TKG puts it in tkg-system", m["NAMESPACE"])
 	}
 	if !strings.Contains(wl.Name, env.State.ShortID()) {
@@ -230,7 +236,7 @@ func TestTanzuManagementWorkloadAndCleanupWithTheStandIn(t *testing.T) {
 		t.Fatalf("clean management create: %v\n%s", err, out)
 	}
 	name := env.Config.Clusters.Management.Name
-	mgmt := env.Cluster(RoleManagement)
+	mgmt := env.Cluster(suites.RoleManagement)
 	if mgmt == nil || mgmt.Name != name || mgmt.Namespace != "tkg-system" || !infrastructure.Same(mgmt.Infrastructure, infrastructure.Docker) ||
 		mgmt.Kubeconfig != filepath.Join(in.CLI.Home, ".kube", "config") {
 		t.Fatalf("management cluster in the Env: %+v", mgmt)
@@ -243,13 +249,13 @@ func TestTanzuManagementWorkloadAndCleanupWithTheStandIn(t *testing.T) {
 		t.Errorf("management cluster in the state: %+v (%v)", r, ok)
 	}
 	kr, ok := env.State.Resource(kind.ResourceKind, fakeKindName)
-	if !ok || kr.Role != RoleBootstrap || kr.CreatedBy != "management" || !strings.HasPrefix(kr.Kubeconfig, filepath.Join(in.CLI.Home, ".kube-tkg", "tmp")) {
+	if !ok || kr.Role != suites.RoleBootstrap || kr.CreatedBy != "management" || !strings.HasPrefix(kr.Kubeconfig, filepath.Join(in.CLI.Home, ".kube-tkg", "tmp")) {
 		t.Errorf("kind cluster in the state: %+v (%v)", kr, ok)
 	}
 	if !strings.Contains(out.String(), "kind bootstrap cluster "+fakeKindName+" attached") {
 		t.Errorf("the kind cluster was never attached:\n%s", out)
 	}
-	if env.Cluster(RoleBootstrap) != nil {
+	if env.Cluster(suites.RoleBootstrap) != nil {
 		t.Error("the CLI deleted kind after the move, but the Env still has it: collection would chase a deleted cluster")
 	}
 	steps := stepNames(phaseSteps(res.Phases))
@@ -274,7 +280,7 @@ func TestTanzuManagementWorkloadAndCleanupWithTheStandIn(t *testing.T) {
 
 	// The move stage: the move's phases, and the kind cluster confirmed
 	// gone (a stand-in for the Docker check) and marked deleted.
-	mv, err := tanzuMovePhases(env.tanzuResult(RoleManagement))
+	mv, err := tanzuMovePhases(tanzuResult(env, suites.RoleManagement))
 	if err != nil || !slices.Equal(stepNames(phaseSteps(mv)), []string{"tanzu/move-prepare", "tanzu/move", "tanzu/bootstrap-delete"}) {
 		t.Errorf("move steps %v, %v", stepNames(phaseSteps(mv)), err)
 	}
@@ -300,10 +306,10 @@ func TestTanzuManagementWorkloadAndCleanupWithTheStandIn(t *testing.T) {
 	}
 
 	// The workload: `tanzu cluster create` with its own file.
-	cli, _ := env.TanzuCLI()
+	cli, _ := CLIOf(env)
 	wl := env.Config.Clusters.Workload
 	wres, err := TanzuClusterCreate(ctx, TanzuWorkloadSpecInput{Env: env, CLI: cli, Cluster: wl,
-		Values: tanzuConfigValues(env.Config, RoleWorkload, wl, wl.Namespace), Infrastructure: infrastructure.Docker,
+		Values: tanzuConfigValues(env.Config, suites.RoleWorkload, wl, wl.Namespace), Infrastructure: infrastructure.Docker,
 		Timeout: env.Interval("workload", "tanzu-create").Timeout, WaitAPI: env.Interval("workload", "wait-api"),
 		Ready: env.Interval("workload", "wait-cluster")})
 	if err != nil {

@@ -1,8 +1,11 @@
-package suites
+package tanzucli
 
 import (
 	"context"
 	"fmt"
+	"sync"
+
+	"github.com/tkg-e2e/harness/suites"
 
 	. "github.com/onsi/ginkgo/v2"
 
@@ -22,28 +25,31 @@ import (
 
 // setTanzuResult keeps the last tanzu command of a role for later stages
 // (the move stage reads the management create's phases).
-func (e *Env) setTanzuResult(role string, res *tanzu.Result) {
+func setTanzuResult(e *suites.Env, role string, res *tanzu.Result) {
 	if res == nil {
 		return
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.tanzuResults == nil {
-		e.tanzuResults = map[string]*tanzu.Result{}
-	}
-	e.tanzuResults[role] = res
+	v, _ := results.LoadOrStore(e, &sync.Map{})
+	v.(*sync.Map).Store(role, res)
 }
 
+// results are the last tanzu command of each role, by run (Env).
+var results sync.Map
+
 // tanzuResult is the last tanzu command of a role, or nil.
-func (e *Env) tanzuResult(role string) *tanzu.Result {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.tanzuResults[role]
+func tanzuResult(e *suites.Env, role string) *tanzu.Result {
+	v, ok := results.Load(e)
+	if !ok {
+		return nil
+	}
+	res, _ := v.(*sync.Map).Load(role)
+	r, _ := res.(*tanzu.Result)
+	return r
 }
 
 // tanzuClusterReady waits until the Cluster object of c, on holder, is
 // Available and every one of its Machines is Running with a node.
-func tanzuClusterReady(ctx context.Context, env *Env, stage string, holder, c *Cluster, iv config.Interval) error {
+func tanzuClusterReady(ctx context.Context, env *suites.Env, stage string, holder, c *suites.Cluster, iv config.Interval) error {
 	if holder == nil || c == nil {
 		return fmt.Errorf("the tanzu CLI passed but the %s stage has no cluster to check (holder %v, cluster %v)", stage, holder != nil, c != nil)
 	}
@@ -71,7 +77,7 @@ func tanzuClusterReady(ctx context.Context, env *Env, stage string, holder, c *C
 // CLI's move: its own Cluster is there and unpaused, its Machines reconcile
 // Running with nodes, and then keep their names, provider IDs and UIDs
 // for settle (a move that replaced a Machine shows as a rollout).
-func tanzuNoRollout(ctx context.Context, env *Env, to *Cluster, reconcile, settle config.Interval) error {
+func tanzuNoRollout(ctx context.Context, env *suites.Env, to *suites.Cluster, reconcile, settle config.Interval) error {
 	k, err := to.Connect()
 	if err != nil {
 		return err
@@ -95,7 +101,7 @@ func tanzuNoRollout(ctx context.Context, env *Env, to *Cluster, reconcile, settl
 // attachWorkload reads the workload cluster's kubeconfig from its Cluster
 // API Secret on the management cluster (what `tanzu cluster kubeconfig get
 // --admin` prints), waits for its API, and attaches it.
-func attachWorkload(ctx context.Context, env *Env, mgmt *Cluster, in TanzuWorkloadSpecInput) error {
+func attachWorkload(ctx context.Context, env *suites.Env, mgmt *suites.Cluster, in TanzuWorkloadSpecInput) error {
 	k, err := mgmt.Connect()
 	if err != nil {
 		return err
@@ -105,13 +111,13 @@ func attachWorkload(ctx context.Context, env *Env, mgmt *Cluster, in TanzuWorklo
 		KubeconfigPath: path, Timeout: in.WaitAPI.Timeout, Interval: in.WaitAPI.Poll, Progress: env.Out, Prefix: "[workload]"}); err != nil {
 		return err
 	}
-	env.SetCluster(&Cluster{Role: RoleWorkload, Name: in.Cluster.Name, Namespace: in.Cluster.Namespace, Kubeconfig: path, Infrastructure: in.Infrastructure})
+	env.SetCluster(&suites.Cluster{Role: suites.RoleWorkload, Name: in.Cluster.Name, Namespace: in.Cluster.Namespace, Kubeconfig: path, Infrastructure: in.Infrastructure})
 	return nil
 }
 
 // attachTanzuCluster re-attaches (RESUME=1) to a cluster the tanzu CLI
 // made in the kept run, checking its API answers.
-func attachTanzuCluster(ctx context.Context, env *Env, kind, role string) error {
+func attachTanzuCluster(ctx context.Context, env *suites.Env, kind, role string) error {
 	r, ok := env.State.Resource(kind, role)
 	if !ok {
 		return fmt.Errorf("the state file lists no %s cluster made by the tanzu CLI", role)
@@ -119,5 +125,5 @@ func attachTanzuCluster(ctx context.Context, env *Env, kind, role string) error 
 	if r.State != "ready" {
 		return fmt.Errorf("the %s cluster %s is %q in the kept run, not ready", role, r.Name, r.State)
 	}
-	return reattach(ctx, env, &Cluster{Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig, Infrastructure: infrastructure.Parse(r.Attributes["provider"])})
+	return suites.ReattachCluster(ctx, env, &suites.Cluster{Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig, Infrastructure: infrastructure.Parse(r.Attributes["provider"])})
 }

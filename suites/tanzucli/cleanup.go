@@ -1,10 +1,12 @@
-package suites
+package tanzucli
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/tkg-e2e/harness/suites"
 
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/infrastructure"
@@ -18,19 +20,19 @@ import (
 // tanzuCleanup deletes what the tanzu CLI made with the CLI: workload
 // clusters first (cleanup runs in reverse creation order), then the
 // management cluster; the leak checks look for their node containers.
-func tanzuCleanup(o CleanupOptions) StageCleanup {
+func tanzuCleanup(o suites.CleanupOptions) suites.StageCleanup {
 	del := func(args func(r run.Resource) []string) cleanup.Deleter {
 		return func(ctx context.Context, r run.Resource) (string, error) {
-			if o.Tanzu == nil || o.TanzuTimeout <= 0 {
+			if o.CLIDelete == nil || o.CLITimeout <= 0 {
 				return "", fmt.Errorf("no tanzu CLI to delete %s with: clean up with the run's config (driver: tanzu), or by hand: %s", r.Key(), r.DeleteHint)
 			}
 			name := "delete-" + r.Name
 			if r.Kind == TanzuManagementKind {
 				name = "management-cluster-delete"
 			}
-			res, err := o.Tanzu.Run(ctx, name, args(r), o.TanzuTimeout, tanzu.Hooks{}, o.Prefix)
+			command, err := o.CLIDelete(ctx, name, args(r), o.CLITimeout, o.Prefix)
 			if err == nil {
-				return res.Command, nil // cleanup adds the time
+				return command, nil // cleanup adds the time
 			}
 			// The CLI cannot delete what it never finished making (a create
 			// that failed before it saved the management cluster). CAPD's
@@ -58,7 +60,7 @@ func tanzuCleanup(o CleanupOptions) StageCleanup {
 			return how, nil
 		}
 	}
-	return StageCleanup{Deleters: map[string]cleanup.Deleter{
+	return suites.StageCleanup{Deleters: map[string]cleanup.Deleter{
 		TanzuClusterKind:    del(func(r run.Resource) []string { return tanzu.ClusterDeleteArgs(r.Name, r.Namespace) }),
 		TanzuManagementKind: del(func(run.Resource) []string { return tanzu.ManagementClusterDeleteArgs() }),
 	}}
@@ -67,12 +69,12 @@ func tanzuCleanup(o CleanupOptions) StageCleanup {
 // tanzuManagementCleanup is tanzuCleanup with the leak checks of every
 // cluster the CLI made (once for the run, as the management stage carries
 // the clusterctl driver's vCenter check).
-func tanzuManagementCleanup(o CleanupOptions) StageCleanup {
+func tanzuManagementCleanup(o suites.CleanupOptions) suites.StageCleanup {
 	sc := tanzuCleanup(o)
 	sc.LeakChecks = []cleanup.LeakCheck{node.LeakCheck(TanzuManagementKind, TanzuClusterKind)}
 	if o.VSphere != nil {
 		// CAPV's VMs, which the Docker checks cannot see.
-		sc.LeakChecks = append(sc.LeakChecks, vcenterLeakCheck(o, TanzuManagementKind, TanzuClusterKind))
+		sc.LeakChecks = append(sc.LeakChecks, suites.VCenterLeakCheck(o, TanzuManagementKind, TanzuClusterKind))
 	}
 	return sc
 }

@@ -1,10 +1,12 @@
-package suites
+package tanzucli
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/tkg-e2e/harness/suites"
 
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/kind"
@@ -14,7 +16,7 @@ import (
 
 // This file is the move stage with the tanzu driver: the CLI's move, checked after the fact.
 
-func tanzuMoveBinding(ctx context.Context, env func() *Env) {
+func tanzuMoveBinding(ctx context.Context, env func() *suites.Env) {
 	TanzuMoveSpec(ctx, func() TanzuMoveSpecInput {
 		e := env()
 		return TanzuMoveSpecInput{Env: e, Reconcile: e.Interval("move", "reconcile"), SettleAfter: e.Interval("move", "settle-after")}
@@ -23,26 +25,26 @@ func tanzuMoveBinding(ctx context.Context, env func() *Env) {
 
 // TanzuMoveSpecInput is the input of TanzuMoveSpec.
 type TanzuMoveSpecInput struct {
-	Env *Env
+	Env *suites.Env
 	// Reconcile bounds the wait for the Machines Running with nodes and the
 	// Cluster Available; SettleAfter is how long they must then stay the
 	// same (move/reconcile, move/settle-after).
 	Reconcile, SettleAfter config.Interval
 }
 
-func (in TanzuMoveSpecInput) stage() (*Env, string) { return in.Env, "move" }
+func (in TanzuMoveSpecInput) StageOf() (*suites.Env, string) { return in.Env, "move" }
 
-func (in TanzuMoveSpecInput) validate() error {
-	return inputErrors(in.Env, unless(in.Reconcile.Timeout > 0, "Reconcile.Timeout must be positive (interval move/reconcile)"))
+func (in TanzuMoveSpecInput) Validate() error {
+	return suites.InputErrors(in.Env, suites.Unless(in.Reconcile.Timeout > 0, "Reconcile.Timeout must be positive (interval move/reconcile)"))
 }
 
 // TanzuMoveSpec checks the move `tanzu management-cluster create` did.
 func TanzuMoveSpec(_ context.Context, inputGetter func() TanzuMoveSpecInput) {
-	declareStage("checks the move tanzu management-cluster create did", inputGetter, func(input TanzuMoveSpecInput) StageFuncs {
+	suites.DeclareStage("checks the move tanzu management-cluster create did", inputGetter, func(input TanzuMoveSpecInput) suites.StageFuncs {
 		env := input.Env
-		return StageFuncs{
+		return suites.StageFuncs{
 			Run: func(ctx context.Context) error {
-				res := env.tanzuResult(RoleManagement)
+				res := tanzuResult(env, suites.RoleManagement)
 				phases, err := tanzuMovePhases(res)
 				if len(phases) > 0 {
 					reportPhases(env, "move", res, phases)
@@ -50,9 +52,9 @@ func TanzuMoveSpec(_ context.Context, inputGetter func() TanzuMoveSpecInput) {
 				if err != nil {
 					return err
 				}
-				to := env.Cluster(RoleManagement)
+				to := env.Cluster(suites.RoleManagement)
 				if to == nil {
-					return errNoCluster(RoleManagement)
+					return suites.ErrNoCluster(suites.RoleManagement)
 				}
 				if err := tanzuNoRollout(ctx, env, to, input.Reconcile, input.SettleAfter); err != nil {
 					return err
@@ -103,7 +105,7 @@ func kindContainersGone(ctx context.Context, name string) error {
 
 // tanzuBootstrapGone checks that every kind cluster the management create
 // announced is gone, and marks it deleted in the run state.
-func tanzuBootstrapGone(ctx context.Context, env *Env, gone func(ctx context.Context, name string) error) error {
+func tanzuBootstrapGone(ctx context.Context, env *suites.Env, gone func(ctx context.Context, name string) error) error {
 	var errs []error
 	for _, r := range env.State.Live() {
 		if r.Kind != kind.ResourceKind || r.CreatedBy != "management" {
@@ -118,6 +120,6 @@ func tanzuBootstrapGone(ctx context.Context, env *Env, gone func(ctx context.Con
 		}
 		env.Printf("[move] the kind bootstrap cluster %s is gone, as the CLI said", r.Name)
 	}
-	env.DropCluster(RoleBootstrap)
+	env.DropCluster(suites.RoleBootstrap)
 	return errors.Join(errs...)
 }

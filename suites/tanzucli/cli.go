@@ -1,4 +1,4 @@
-package suites
+package tanzucli
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tkg-e2e/harness/suites"
+
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/tkg-e2e/harness/framework/redact"
@@ -18,10 +20,10 @@ import (
 	"github.com/tkg-e2e/harness/framework/tanzu"
 )
 
-// TanzuCLI is the run's tanzu CLI: the binary, the run-local HOME it runs
-// with, and where its transcripts go. Env.TanzuCLI builds it from the
+// CLI is the run's tanzu CLI: the binary, the run-local HOME it runs
+// with, and where its transcripts go. tanzucli.CLIOf builds it from the
 // profile; the stages and the cleanup run every command through Run.
-type TanzuCLI struct {
+type CLI struct {
 	// CLI is the tanzu binary (tanzu.cli or TANZU_CLI).
 	CLI string
 	// Home is the CLI's HOME: it writes ~/.kube-tkg, ~/.config/tanzu and
@@ -51,25 +53,25 @@ type TanzuCLI struct {
 	ProgressEvery time.Duration
 }
 
-// TanzuCLI returns the run's tanzu CLI, or an error when the profile's
+// CLI returns the run's tanzu CLI, or an error when the profile's
 // driver is not tanzu.
-func (e *Env) TanzuCLI() (*TanzuCLI, error) {
+func CLIOf(e *suites.Env) (*CLI, error) {
 	if e.Config == nil || !e.Config.UsesTanzu() {
 		return nil, errors.New("the profile's driver is not tanzu: set driver: tanzu and tanzu.cli (or TANZU_CLI)")
 	}
-	t := &TanzuCLI{CLI: e.Config.Tanzu.CLI, Home: filepath.Join(e.KubeconfigDir, "tanzu-home"),
+	t := &CLI{CLI: e.Config.Tanzu.CLI, Home: filepath.Join(e.KubeconfigDir, "tanzu-home"),
 		WorkDir: filepath.Join(e.KubeconfigDir, "tanzu"), ArtifactFolder: e.ArtifactFolder,
 		Verbosity: e.Config.Tanzu.Verbosity, KillGrace: e.Config.Tanzu.KillGraceDuration(), Redactor: e.Redactor, Out: e.Out,
 		ProgressEvery: e.Interval("management", "tanzu-create").Poll}
 	t.CopyArtifact = func(rel, src string) error {
-		w, err := e.newWriter(e.ArtifactFolder)
+		w, err := e.ArtifactWriter(e.ArtifactFolder)
 		if err != nil {
 			return err
 		}
 		return w.CopyFile(rel, src)
 	}
 	t.WriteArtifactJSON = func(rel string, v any) error {
-		w, err := e.newWriter(e.ArtifactFolder)
+		w, err := e.ArtifactWriter(e.ArtifactFolder)
 		if err != nil {
 			return err
 		}
@@ -88,7 +90,7 @@ func (e *Env) TanzuCLI() (*TanzuCLI, error) {
 
 // deleteHint is what a person runs to do a command by hand, with the
 // run's HOME (the CLI knows the management cluster from it).
-func (t *TanzuCLI) deleteHint(args []string) string {
+func (t *CLI) deleteHint(args []string) string {
 	s := "HOME=" + t.Home + " " + t.CLI
 	for _, a := range args {
 		s += " " + a
@@ -142,7 +144,7 @@ func unjoin(err error) []error {
 // configFile writes one command's cluster configuration file (0600, in
 // WorkDir, refused inside the artifacts); remove deletes it when the
 // command is done, saying so if it cannot.
-func (t *TanzuCLI) configFile(values map[string]string, prefix string) (cf *tanzu.ConfigFile, remove func(), err error) {
+func (t *CLI) configFile(values map[string]string, prefix string) (cf *tanzu.ConfigFile, remove func(), err error) {
 	cf, err = tanzu.WriteConfigFile(tanzu.ConfigFileInput{Dir: t.WorkDir, ArtifactsDir: t.ArtifactFolder, Values: values, Redactor: t.Redactor})
 	if err != nil {
 		return nil, nil, err
@@ -158,7 +160,7 @@ func (t *TanzuCLI) configFile(values map[string]string, prefix string) (cf *tanz
 // in the artifacts, copied there however the command ended), with the
 // phases printed as they end. A failed command's error is a
 // *TanzuCommandError.
-func (t *TanzuCLI) Run(ctx context.Context, name string, args []string, timeout time.Duration, hooks tanzu.Hooks, prefix string) (*tanzu.Result, error) {
+func (t *CLI) Run(ctx context.Context, name string, args []string, timeout time.Duration, hooks tanzu.Hooks, prefix string) (*tanzu.Result, error) {
 	if err := os.MkdirAll(t.Home, 0o700); err != nil {
 		return nil, fmt.Errorf("tanzu: the CLI's HOME: %w", err)
 	}
@@ -243,8 +245,8 @@ func cut(s string, n int) string {
 // reportPhases reports a command's phases (or some of them) as the
 // stage's timed steps: report entries (JUnit), the progress lines, and the
 // run state's steps of the stage (timings.json).
-func reportPhases(env *Env, stage string, res *tanzu.Result, phases []tanzu.Phase) {
-	StepEntries(env, stage, phaseSteps(phases))
+func reportPhases(env *suites.Env, stage string, res *tanzu.Result, phases []tanzu.Phase) {
+	suites.StepEntries(env, stage, phaseSteps(phases))
 	// Named by the command without its flags: the --file path is random
 	// per run, and a JUnit name that changes every run has no history.
 	name, _, _ := strings.Cut(res.Command, " -")
@@ -255,7 +257,7 @@ func reportPhases(env *Env, stage string, res *tanzu.Result, phases []tanzu.Phas
 }
 
 // recordPhases records phases as the stage's steps in the run state.
-func recordPhases(env *Env, stage string, phases []tanzu.Phase) error {
+func recordPhases(env *suites.Env, stage string, phases []tanzu.Phase) error {
 	steps := make([]run.StepTiming, 0, len(phases))
 	for _, p := range phases {
 		steps = append(steps, run.StepTiming{Name: "tanzu/" + p.Name, Started: p.Start.UTC(),
@@ -266,10 +268,10 @@ func recordPhases(env *Env, stage string, phases []tanzu.Phase) error {
 
 // phaseSteps are a command's phases as a stage's timed steps (StepEntries),
 // named tanzu/<phase>.
-func phaseSteps(ps []tanzu.Phase) []Step {
-	out := make([]Step, 0, len(ps))
+func phaseSteps(ps []tanzu.Phase) []suites.Step {
+	out := make([]suites.Step, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, Step{Name: "tanzu/" + p.Name, Duration: p.Duration})
+		out = append(out, suites.Step{Name: "tanzu/" + p.Name, Duration: p.Duration})
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package suites
+package tanzucli
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tkg-e2e/harness/suites"
 
 	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/framework/kind"
@@ -36,7 +38,7 @@ func TestTanzuManagementFailureKeepsKindAndQuotesTheCLI(t *testing.T) {
 			t.Errorf("the stage's failure message lacks %q:\n%s", want, msg)
 		}
 	}
-	if b := env.Cluster(RoleBootstrap); b == nil || b.Name != fakeKindName || b.Infrastructure != infrastructure.KindCluster {
+	if b := env.Cluster(suites.RoleBootstrap); b == nil || b.Name != fakeKindName || b.Infrastructure != infrastructure.KindCluster {
 		t.Errorf("the kind cluster is not attached after a failure before the move: %+v", b)
 	}
 	if r, ok := env.State.Resource(TanzuManagementKind, env.Config.Clusters.Management.Name); !ok || r.State != "creating" {
@@ -87,7 +89,7 @@ const echoedPassword = `Sup3r&S3cret<pw!`
 // transcript in the artifacts, nor the stage's failure message; the
 // vCenter login failure is classified as such.
 func TestTanzuEchoedPasswordReachesNoOutput(t *testing.T) {
-	env, out := tanzuEnvWith(t, "../config/vsphere.yaml")
+	env, out := tanzuEnvWith(t, "../../config/vsphere.yaml")
 	t.Setenv("TANZU_STANDIN_SCENARIO", "echo-password")
 	in := managementInput(t, env)
 	if in.Values["VSPHERE_PASSWORD"] != echoedPassword || in.Values["INFRASTRUCTURE_PROVIDER"] != "vsphere" {

@@ -1,6 +1,7 @@
-package suites
+package tanzucli
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/tanzu"
+	"github.com/tkg-e2e/harness/suites"
 )
 
 // The tanzu driver (profile driver: tanzu) makes the clusters the way TKG
@@ -49,19 +51,44 @@ const (
 	tanzuManagementNamespace = "tkg-system"
 )
 
-func init() {
-	registerDriver(config.DriverTanzu, map[string]DriverBinding{
-		"bootstrap": {Spec: tanzuBootstrapBinding, Intervals: []string{"tanzu-version"},
+// Provisioner is the tanzu CLI as the run's provisioner (driver: tanzu).
+var Provisioner suites.Provisioner = provisioner{}
+
+type provisioner struct{}
+
+func (provisioner) Name() string { return config.DriverTanzu }
+
+func (provisioner) Bindings() suites.Bindings {
+	return suites.Bindings{
+		Bootstrap: suites.Binding{Spec: tanzuBootstrapBinding, Intervals: []string{"tanzu-version"},
 			Doc: "`tanzu version` answers; the kind bootstrap cluster is made by `tanzu management-cluster create` (management stage)"},
-		"management": {Spec: tanzuManagementBinding, Intervals: []string{"tanzu-create"}, Kinds: []string{TanzuManagementKind},
+		Management: suites.Binding{Spec: tanzuManagementBinding, Intervals: []string{"tanzu-create"}, Kinds: []string{TanzuManagementKind},
 			Cleanup: tanzuManagementCleanup,
 			Doc:     "`tanzu management-cluster create`: kind, providers, the management cluster, move; kind attached as soon as announced"},
-		"move": {Spec: tanzuMoveBinding,
+		Move: suites.Binding{Spec: tanzuMoveBinding,
 			Doc: "the CLI's move, checked after the fact: Cluster self-hosted and unpaused, no rollout, kind gone"},
-		"workload": {Spec: tanzuWorkloadBinding, Intervals: []string{"tanzu-create"}, Kinds: []string{TanzuClusterKind},
+		Workload: suites.Binding{Spec: tanzuWorkloadBinding, Intervals: []string{"tanzu-create"}, Kinds: []string{TanzuClusterKind},
 			Cleanup: tanzuCleanup, Doc: "`tanzu cluster create` from the management cluster"},
-		ScopeCleanup: {Intervals: []string{"tanzu-delete"}},
-	})
+		CleanupIntervals: []string{"tanzu-delete"},
+		CompleteCleanup:  completeCleanup,
+	}
+}
+
+// completeCleanup gives the teardown the run's CLI to delete its clusters
+// with, each command bounded by cleanup/tanzu-delete.
+func completeCleanup(env *suites.Env, o *suites.CleanupOptions) {
+	cli, err := CLIOf(env)
+	if err != nil {
+		return
+	}
+	o.CLITimeout = env.Interval(suites.ScopeCleanup, "tanzu-delete").Timeout
+	o.CLIDelete = func(ctx context.Context, name string, args []string, timeout time.Duration, prefix string) (string, error) {
+		res, err := cli.Run(ctx, name, args, timeout, tanzu.Hooks{}, prefix)
+		if err != nil {
+			return "", err
+		}
+		return res.Command, nil
+	}
 }
 
 // tanzuConfigValues are the cluster configuration file's variables for a

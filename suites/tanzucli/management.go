@@ -1,4 +1,4 @@
-package suites
+package tanzucli
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/tkg-e2e/harness/suites"
 
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/infrastructure"
@@ -16,14 +18,14 @@ import (
 
 // This file is the management stage with the tanzu driver: `tanzu management-cluster create`, which also makes and deletes kind and moves the cluster into itself.
 
-func tanzuManagementBinding(ctx context.Context, env func() *Env) {
+func tanzuManagementBinding(ctx context.Context, env func() *suites.Env) {
 	TanzuManagementSpec(ctx, func() TanzuManagementSpecInput {
 		e := env()
-		cli, _ := e.TanzuCLI()
+		cli, _ := CLIOf(e)
 		spec := e.Config.Clusters.Management
 		return TanzuManagementSpecInput{
 			TanzuManagementInput: TanzuManagementInput{Env: e, CLI: cli, Cluster: spec,
-				Values:         tanzuConfigValues(e.Config, RoleManagement, spec, ""),
+				Values:         tanzuConfigValues(e.Config, suites.RoleManagement, spec, ""),
 				Infrastructure: e.Config.Infrastructure(), Timeout: e.Interval("management", "tanzu-create").Timeout,
 				RecordKind: func(ctx context.Context, name string) error {
 					_, err := kind.RecordContainers(ctx, e.State, name)
@@ -36,8 +38,8 @@ func tanzuManagementBinding(ctx context.Context, env func() *Env) {
 
 // TanzuManagementInput is the input of TanzuManagementCreate.
 type TanzuManagementInput struct {
-	Env *Env
-	CLI *TanzuCLI
+	Env *suites.Env
+	CLI *CLI
 	// Cluster is the management cluster (clusters.management).
 	Cluster config.WorkloadCluster
 	// Values are the cluster configuration file's variables (tanzuConfigValues).
@@ -52,14 +54,14 @@ type TanzuManagementInput struct {
 	RecordKind func(ctx context.Context, name string) error
 }
 
-func (in TanzuManagementInput) validate() error { return inputErrors(in.Env, in.problems()...) }
+func (in TanzuManagementInput) Validate() error { return suites.InputErrors(in.Env, in.problems()...) }
 
 func (in TanzuManagementInput) problems() []string {
-	return []string{unless(in.CLI != nil, "CLI is required: the profile's driver must be tanzu (Env.TanzuCLI)"),
-		unless(in.Cluster.Name != "", "the management cluster's name is required (clusters.management.name)"),
-		unless(in.Values["CLUSTER_NAME"] == in.Cluster.Name, fmt.Sprintf("Values CLUSTER_NAME %q is not the cluster's name %q", in.Values["CLUSTER_NAME"], in.Cluster.Name)),
-		unless(in.Infrastructure != nil, "Infrastructure is required (clusterctl.infrastructureProviders)"),
-		unless(in.Timeout > 0, "Timeout must be positive (interval management/tanzu-create)")}
+	return []string{suites.Unless(in.CLI != nil, "CLI is required: the profile's driver must be tanzu (tanzucli.CLIOf)"),
+		suites.Unless(in.Cluster.Name != "", "the management cluster's name is required (clusters.management.name)"),
+		suites.Unless(in.Values["CLUSTER_NAME"] == in.Cluster.Name, fmt.Sprintf("Values CLUSTER_NAME %q is not the cluster's name %q", in.Values["CLUSTER_NAME"], in.Cluster.Name)),
+		suites.Unless(in.Infrastructure != nil, "Infrastructure is required (clusterctl.infrastructureProviders)"),
+		suites.Unless(in.Timeout > 0, "Timeout must be positive (interval management/tanzu-create)")}
 }
 
 // TanzuManagementCreate runs `tanzu management-cluster create` with a
@@ -71,11 +73,11 @@ func (in TanzuManagementInput) problems() []string {
 // (after the move), the Env drops it. The Result is returned whenever the
 // command ran, failed or not.
 func TanzuManagementCreate(ctx context.Context, in TanzuManagementInput) (*tanzu.Result, error) {
-	if err := in.validate(); err != nil {
+	if err := in.Validate(); err != nil {
 		return nil, fmt.Errorf("TanzuManagementCreate: %w", err)
 	}
 	env, name := in.Env, in.Cluster.Name
-	mgmt := run.Resource{Kind: TanzuManagementKind, Name: name, Namespace: tanzuManagementNamespace, Role: RoleManagement,
+	mgmt := run.Resource{Kind: TanzuManagementKind, Name: name, Namespace: tanzuManagementNamespace, Role: suites.RoleManagement,
 		CreatedBy: "management", State: "creating", DeleteHint: in.CLI.deleteHint(tanzu.ManagementClusterDeleteArgs()),
 		Attributes: map[string]string{"provider": in.Infrastructure.Name()}}
 	if err := env.State.PutResource(mgmt); err != nil {
@@ -123,7 +125,7 @@ func TanzuManagementCreate(ctx context.Context, in TanzuManagementInput) (*tanzu
 			if err := env.State.PutResource(tanzuKindResource(kindName, "ready", path)); err != nil {
 				hookErr(err)
 			}
-			env.SetCluster(&Cluster{Role: RoleBootstrap, Name: kindName, Kubeconfig: path, Infrastructure: infrastructure.KindCluster})
+			env.SetCluster(&suites.Cluster{Role: suites.RoleBootstrap, Name: kindName, Kubeconfig: path, Infrastructure: infrastructure.KindCluster})
 			env.Printf("[management] kind bootstrap cluster %s attached (kubeconfig %s)", kindName, path)
 			if in.RecordKind != nil {
 				wg.Add(1)
@@ -140,15 +142,15 @@ func TanzuManagementCreate(ctx context.Context, in TanzuManagementInput) (*tanzu
 			if err := env.State.PutResource(mgmt); err != nil {
 				hookErr(err)
 			}
-			env.SetCluster(&Cluster{Role: RoleManagement, Name: name, Namespace: tanzuManagementNamespace, Kubeconfig: path, Infrastructure: in.Infrastructure})
+			env.SetCluster(&suites.Cluster{Role: suites.RoleManagement, Name: name, Namespace: tanzuManagementNamespace, Kubeconfig: path, Infrastructure: in.Infrastructure})
 			env.Printf("[management] management cluster %s attached (kubeconfig %s)", name, path)
 		},
 	}
 	res, err := in.CLI.Run(ctx, "management-cluster-create", tanzu.ManagementClusterCreateArgs(cf.Path, in.CLI.Verbosity), in.Timeout, hooks, "[management]")
 	wg.Wait()
-	env.setTanzuResult(RoleManagement, res)
+	setTanzuResult(env, suites.RoleManagement, res)
 	markNeverCreated(env, "[management]", mgmt, res, err)
-	if err == nil && res != nil && env.Cluster(RoleManagement) == nil {
+	if err == nil && res != nil && env.Cluster(suites.RoleManagement) == nil {
 		err = fmt.Errorf("%s passed but never said where it saved the management cluster's kubeconfig (\"Saving management cluster kubeconfig into …\"): is -v %d too low for the marker?",
 			res.Command, in.CLI.Verbosity)
 	}
@@ -157,7 +159,7 @@ func TanzuManagementCreate(ctx context.Context, in TanzuManagementInput) (*tanzu
 		err = env.State.PutResource(mgmt)
 		if hasPhase(res, tanzu.PhaseBootstrapDelete) {
 			// The CLI deleted kind after the move: collecting it would fail.
-			env.DropCluster(RoleBootstrap)
+			env.DropCluster(suites.RoleBootstrap)
 		}
 	}
 	mu.Lock()
@@ -173,19 +175,19 @@ type TanzuManagementSpecInput struct {
 	Ready config.Interval
 }
 
-func (in TanzuManagementSpecInput) stage() (*Env, string) { return in.Env, "management" }
+func (in TanzuManagementSpecInput) StageOf() (*suites.Env, string) { return in.Env, "management" }
 
-func (in TanzuManagementSpecInput) validate() error {
-	return inputErrors(in.Env, append(in.problems(), unless(in.Ready.Timeout > 0, "Ready.Timeout must be positive (interval management/wait-cluster)"))...)
+func (in TanzuManagementSpecInput) Validate() error {
+	return suites.InputErrors(in.Env, append(in.problems(), suites.Unless(in.Ready.Timeout > 0, "Ready.Timeout must be positive (interval management/wait-cluster)"))...)
 }
 
 // TanzuManagementSpec runs `tanzu management-cluster create`, reports its
 // phases as the stage's steps, and checks the management cluster as the
 // harness checks its own.
 func TanzuManagementSpec(_ context.Context, inputGetter func() TanzuManagementSpecInput) {
-	declareStage("creates the management cluster with tanzu management-cluster create", inputGetter, func(input TanzuManagementSpecInput) StageFuncs {
+	suites.DeclareStage("creates the management cluster with tanzu management-cluster create", inputGetter, func(input TanzuManagementSpecInput) suites.StageFuncs {
 		env := input.Env
-		return StageFuncs{
+		return suites.StageFuncs{
 			Run: func(ctx context.Context) error {
 				res, err := TanzuManagementCreate(ctx, input.TanzuManagementInput)
 				if res != nil {
@@ -194,10 +196,10 @@ func TanzuManagementSpec(_ context.Context, inputGetter func() TanzuManagementSp
 				if err != nil {
 					return err
 				}
-				return tanzuClusterReady(ctx, env, "management", env.Cluster(RoleManagement), env.Cluster(RoleManagement), input.Ready)
+				return tanzuClusterReady(ctx, env, "management", env.Cluster(suites.RoleManagement), env.Cluster(suites.RoleManagement), input.Ready)
 			},
 			Reattach: func(ctx context.Context) error {
-				return attachTanzuCluster(ctx, env, TanzuManagementKind, RoleManagement)
+				return attachTanzuCluster(ctx, env, TanzuManagementKind, suites.RoleManagement)
 			},
 		}
 	})

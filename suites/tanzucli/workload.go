@@ -1,10 +1,12 @@
-package suites
+package tanzucli
 
 import (
 	"context"
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/tkg-e2e/harness/suites"
 
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/infrastructure"
@@ -15,12 +17,12 @@ import (
 
 // This file is the workload stage with the tanzu driver: `tanzu cluster create` from the management cluster.
 
-func tanzuWorkloadBinding(ctx context.Context, env func() *Env) {
+func tanzuWorkloadBinding(ctx context.Context, env func() *suites.Env) {
 	TanzuWorkloadSpec(ctx, func() TanzuWorkloadSpecInput {
 		e := env()
-		cli, _ := e.TanzuCLI()
+		cli, _ := CLIOf(e)
 		spec := e.Config.Clusters.Workload
-		return TanzuWorkloadSpecInput{Env: e, CLI: cli, Cluster: spec, Values: tanzuConfigValues(e.Config, RoleWorkload, spec, spec.Namespace),
+		return TanzuWorkloadSpecInput{Env: e, CLI: cli, Cluster: spec, Values: tanzuConfigValues(e.Config, suites.RoleWorkload, spec, spec.Namespace),
 			Infrastructure: e.Config.Infrastructure(), Timeout: e.Interval("workload", "tanzu-create").Timeout,
 			WaitAPI: e.Interval("workload", "wait-api"), Ready: e.Interval("workload", "wait-cluster")}
 	})
@@ -28,8 +30,8 @@ func tanzuWorkloadBinding(ctx context.Context, env func() *Env) {
 
 // TanzuWorkloadSpecInput is the input of TanzuWorkloadSpec.
 type TanzuWorkloadSpecInput struct {
-	Env     *Env
-	CLI     *TanzuCLI
+	Env     *suites.Env
+	CLI     *CLI
 	Cluster config.WorkloadCluster
 	Values  map[string]string
 	// Infrastructure is where the workload cluster's nodes run.
@@ -41,25 +43,25 @@ type TanzuWorkloadSpecInput struct {
 	WaitAPI, Ready config.Interval
 }
 
-func (in TanzuWorkloadSpecInput) stage() (*Env, string) { return in.Env, "workload" }
+func (in TanzuWorkloadSpecInput) StageOf() (*suites.Env, string) { return in.Env, "workload" }
 
-func (in TanzuWorkloadSpecInput) validate() error {
-	return inputErrors(in.Env, unless(in.CLI != nil, "CLI is required: the profile's driver must be tanzu (Env.TanzuCLI)"),
-		unless(in.Cluster.Name != "" && in.Cluster.Namespace != "", "the workload cluster's name and namespace are required (clusters.workload)"),
-		unless(in.Infrastructure != nil, "Infrastructure is required (clusterctl.infrastructureProviders)"),
-		unless(in.Timeout > 0 && in.WaitAPI.Timeout > 0 && in.Ready.Timeout > 0, "Timeout, WaitAPI and Ready must be positive (intervals workload/tanzu-create, wait-api, wait-cluster)"))
+func (in TanzuWorkloadSpecInput) Validate() error {
+	return suites.InputErrors(in.Env, suites.Unless(in.CLI != nil, "CLI is required: the profile's driver must be tanzu (tanzucli.CLIOf)"),
+		suites.Unless(in.Cluster.Name != "" && in.Cluster.Namespace != "", "the workload cluster's name and namespace are required (clusters.workload)"),
+		suites.Unless(in.Infrastructure != nil, "Infrastructure is required (clusterctl.infrastructureProviders)"),
+		suites.Unless(in.Timeout > 0 && in.WaitAPI.Timeout > 0 && in.Ready.Timeout > 0, "Timeout, WaitAPI and Ready must be positive (intervals workload/tanzu-create, wait-api, wait-cluster)"))
 }
 
 // TanzuWorkloadSpec runs `tanzu cluster create`, attaches the cluster
 // from its Cluster API kubeconfig Secret, and checks it.
 func TanzuWorkloadSpec(_ context.Context, inputGetter func() TanzuWorkloadSpecInput) {
-	declareStage("creates the workload cluster with tanzu cluster create", inputGetter, func(input TanzuWorkloadSpecInput) StageFuncs {
+	suites.DeclareStage("creates the workload cluster with tanzu cluster create", inputGetter, func(input TanzuWorkloadSpecInput) suites.StageFuncs {
 		env := input.Env
-		return StageFuncs{
+		return suites.StageFuncs{
 			Run: func(ctx context.Context) error {
-				mgmt := env.Cluster(RoleManagement)
+				mgmt := env.Cluster(suites.RoleManagement)
 				if mgmt == nil {
-					return errNoCluster(RoleManagement)
+					return suites.ErrNoCluster(suites.RoleManagement)
 				}
 				res, err := TanzuClusterCreate(ctx, input)
 				if res != nil {
@@ -71,9 +73,11 @@ func TanzuWorkloadSpec(_ context.Context, inputGetter func() TanzuWorkloadSpecIn
 				if err := attachWorkload(ctx, env, mgmt, input); err != nil {
 					return err
 				}
-				return tanzuClusterReady(ctx, env, "workload", mgmt, env.Cluster(RoleWorkload), input.Ready)
+				return tanzuClusterReady(ctx, env, "workload", mgmt, env.Cluster(suites.RoleWorkload), input.Ready)
 			},
-			Reattach: func(ctx context.Context) error { return attachTanzuCluster(ctx, env, TanzuClusterKind, RoleWorkload) },
+			Reattach: func(ctx context.Context) error {
+				return attachTanzuCluster(ctx, env, TanzuClusterKind, suites.RoleWorkload)
+			},
 		}
 	})
 }
@@ -81,11 +85,11 @@ func TanzuWorkloadSpec(_ context.Context, inputGetter func() TanzuWorkloadSpecIn
 // TanzuClusterCreate runs `tanzu cluster create` with its own cluster
 // configuration file, the cluster recorded in the run state first.
 func TanzuClusterCreate(ctx context.Context, in TanzuWorkloadSpecInput) (*tanzu.Result, error) {
-	if err := in.validate(); err != nil {
+	if err := in.Validate(); err != nil {
 		return nil, fmt.Errorf("TanzuClusterCreate: %w", err)
 	}
 	env, name := in.Env, in.Cluster.Name
-	r := run.Resource{Kind: TanzuClusterKind, Name: name, Namespace: in.Cluster.Namespace, Role: RoleWorkload,
+	r := run.Resource{Kind: TanzuClusterKind, Name: name, Namespace: in.Cluster.Namespace, Role: suites.RoleWorkload,
 		Kubeconfig: env.KubeconfigPath(name), CreatedBy: "workload", State: "creating",
 		DeleteHint: in.CLI.deleteHint(tanzu.ClusterDeleteArgs(name, in.Cluster.Namespace)), Attributes: map[string]string{"provider": in.Infrastructure.Name()}}
 	if err := env.State.PutResource(r); err != nil {
@@ -97,7 +101,7 @@ func TanzuClusterCreate(ctx context.Context, in TanzuWorkloadSpecInput) (*tanzu.
 	}
 	defer removeConfig()
 	res, err := in.CLI.Run(ctx, "cluster-create-"+name, tanzu.ClusterCreateArgs(cf.Path, in.CLI.Verbosity), in.Timeout, tanzu.Hooks{}, "[workload]")
-	env.setTanzuResult(RoleWorkload, res)
+	setTanzuResult(env, suites.RoleWorkload, res)
 	markNeverCreated(env, "[workload]", r, res, err)
 	if err == nil && res != nil {
 		r.State = "ready"
@@ -110,7 +114,7 @@ func TanzuClusterCreate(ctx context.Context, in TanzuWorkloadSpecInput) (*tanzu.
 // `tanzu management-cluster create` makes: first by the name it announces,
 // then ready with the kubeconfig it prints.
 func tanzuKindResource(name, state, kubeconfig string) run.Resource {
-	return run.Resource{Kind: kind.ResourceKind, Name: name, Role: RoleBootstrap, Kubeconfig: kubeconfig, CreatedBy: "management",
+	return run.Resource{Kind: kind.ResourceKind, Name: name, Role: suites.RoleBootstrap, Kubeconfig: kubeconfig, CreatedBy: "management",
 		State: state, DeleteHint: kind.DeleteHint(name), Attributes: map[string]string{"createdBy": "tanzu management-cluster create"}}
 }
 
@@ -119,7 +123,7 @@ func tanzuKindResource(name, state, kubeconfig string) run.Resource {
 // nothing then, and a delete through the CLI would only fail (it knows no
 // such cluster) and leave the run's cleanup unfinished on a vCenter, where
 // no container fallback applies.
-func markNeverCreated(env *Env, prefix string, r run.Resource, res *tanzu.Result, err error) {
+func markNeverCreated(env *suites.Env, prefix string, r run.Resource, res *tanzu.Result, err error) {
 	if err == nil || res == nil || res.BootstrapKubeconfig != "" || slices.ContainsFunc(res.Phases, func(p tanzu.Phase) bool { return p.Name != tanzu.PhasePrepare }) {
 		return
 	}
