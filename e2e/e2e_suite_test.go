@@ -10,14 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tkg-e2e/harness/suites/lifecycle"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/suites"
+	"github.com/tkg-e2e/harness/suites/lifecycle"
 )
 
 // Flags, set by the Makefile from CONFIG, CONFIG_OVERRIDES, ARTIFACTS, RESUME and SKIP_CLEANUP.

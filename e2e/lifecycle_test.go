@@ -3,12 +3,11 @@ package e2e
 import (
 	"context"
 
-	"github.com/tkg-e2e/harness/suites/lifecycle"
-
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/suites"
+	"github.com/tkg-e2e/harness/suites/lifecycle"
 )
 
 // One container per registered stage, in registry order. Each carries the

@@ -17,12 +17,7 @@
 #   VSPHERE_SIM_NODE_IMAGE                         default localhost/tkg-e2e/vsphere-sim-node:v1.33.1
 #   VCSIM_PORT                                     default 443
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
-export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
-t0=$(date +%s)
-say() { echo "[vsphere-sim +$(( $(date +%s) - t0 ))s] $*"; }
-die() { echo "vsphere-sim: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib-script.sh" vsphere-sim
 
 node_image=${VSPHERE_SIM_NODE_IMAGE:-localhost/tkg-e2e/vsphere-sim-node:v1.33.1}
 export VSPHERE_SIM_NODE_IMAGE=$node_image

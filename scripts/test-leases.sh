@@ -19,11 +19,7 @@
 #
 # Every Boskos call the script makes itself is curl, from outside the harness.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
-export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
-t0=$(date +%s)
-say() { echo "[leases +$(( $(date +%s) - t0 ))s] $*"; }
+. "$(dirname "$0")/lib-script.sh" leases
 fail() { echo "test-leases: FAIL: $*" >&2; exit 1; }
 
 . "$root/scripts/lib-vcsim.sh"

@@ -13,11 +13,7 @@
 # behind (the run's cleanup "done: nothing left", no container or kind cluster of it in Docker).
 # CASES="clean hang" runs some; PARALLEL=3 runs the failure cases three at a time. Needs the kit's environment (. /var/cache/testbed/out/env.sh).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
-export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
-t0=$(date +%s)
-say() { echo "[tanzu +$(( $(date +%s) - t0 ))s] $*"; }
+. "$(dirname "$0")/lib-script.sh" tanzu
 for v in KIND_NODE_IMAGE CLUSTERCTL_CONFIG CAPI_IMAGES KAPP_CONTROLLER_IMAGE; do
   [ -n "${!v:-}" ] || { echo "missing \$$v: run '. /var/cache/testbed/out/env.sh' first" >&2; exit 2; }
 done

@@ -7,11 +7,7 @@
 # input (the VM node image, the control-plane VIPs): `make e2e-vsphere-sim`
 # with one value wrong fails before any VM, and leaves no network.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
-export GOTOOLCHAIN=${GOTOOLCHAIN:-local}
-t0=$(date +%s)
-say() { echo "[bad-input +$(( $(date +%s) - t0 ))s] $*"; }
+. "$(dirname "$0")/lib-script.sh" bad-input
 . "$root/scripts/lib-vcsim.sh"
 build_vcsim_tools
 trap stop_vcsim EXIT

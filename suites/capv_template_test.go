@@ -8,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tkg-e2e/harness/suites/lifecycle"
-
 	"github.com/tkg-e2e/harness/framework/capvtest"
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/suites/lifecycle"
 )
 
 // capvTemplate returns the default cluster template of the pinned CAPV

@@ -5,9 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/tkg-e2e/harness/suites"
-
 	"github.com/tkg-e2e/harness/framework/infrastructure"
+	"github.com/tkg-e2e/harness/suites"
 )
 
 // clusterctl takes an infrastructure provider with its version

@@ -8,10 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tkg-e2e/harness/suites/tanzucli"
-
-	"github.com/tkg-e2e/harness/suites/lifecycle"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -22,6 +18,8 @@ import (
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/vsphere"
 	"github.com/tkg-e2e/harness/suites"
+	"github.com/tkg-e2e/harness/suites/lifecycle"
+	"github.com/tkg-e2e/harness/suites/tanzucli"
 )
 
 // withScratch is the lifecycle registry plus the scratch stage: one entry.

@@ -8,10 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tkg-e2e/harness/suites/lifecycle"
-
-	"github.com/tkg-e2e/harness/suites"
-
 	"sigs.k8s.io/cluster-api/test/infrastructure/container"
 
 	"github.com/tkg-e2e/harness/framework/cleanup"
@@ -19,6 +15,8 @@ import (
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/suites"
+	"github.com/tkg-e2e/harness/suites/lifecycle"
 )
 
 // localEnv builds the Env of a run with the shipped local profile (and

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tkg-e2e/harness/suites/lifecycle"
-
 	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/suites/lifecycle"
 )
 
 // loadLocal loads the shipped local profile with overrides, the cluster

@@ -17,13 +17,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tkg-e2e/harness/suites/lifecycle"
-
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
 	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/suites"
+	"github.com/tkg-e2e/harness/suites/lifecycle"
 )
 
 var (

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tkg-e2e/harness/suites/lifecycle"
-
 	. "github.com/onsi/ginkgo/v2"
 	"github.com/onsi/ginkgo/v2/types"
 	. "github.com/onsi/gomega"
@@ -20,6 +18,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/stages"
 	"github.com/tkg-e2e/harness/suites"
+	"github.com/tkg-e2e/harness/suites/lifecycle"
 )
 
 // tailStage passes its own steps at once and leaves a check that ends, with

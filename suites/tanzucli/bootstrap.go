@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tkg-e2e/harness/suites"
-
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/tkg-e2e/harness/framework/tanzu"
+	"github.com/tkg-e2e/harness/suites"
 )
 
 // This file is the bootstrap stage with the tanzu driver: the CLI answers (`tanzu version`).

@@ -5,10 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/tkg-e2e/harness/suites"
-
 	. "github.com/onsi/ginkgo/v2"
-
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -18,6 +15,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/move"
 	"github.com/tkg-e2e/harness/framework/tanzu"
 	"github.com/tkg-e2e/harness/framework/wait"
+	"github.com/tkg-e2e/harness/suites"
 )
 
 // The harness's own checks of what the tanzu CLI made: the CLI's "created"

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tkg-e2e/harness/suites"
-
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/tanzu"
+	"github.com/tkg-e2e/harness/suites"
 )
 
 // This file is what the tanzu driver's clusters are deleted with: the CLI, then the run's containers by ID when it cannot.

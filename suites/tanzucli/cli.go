@@ -11,13 +11,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tkg-e2e/harness/suites"
-
 	. "github.com/onsi/ginkgo/v2"
 
 	"github.com/tkg-e2e/harness/framework/redact"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/tanzu"
+	"github.com/tkg-e2e/harness/suites"
 )
 
 // CLI is the run's tanzu CLI: the binary, the run-local HOME it runs

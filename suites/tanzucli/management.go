@@ -7,13 +7,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tkg-e2e/harness/suites"
-
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/tanzu"
+	"github.com/tkg-e2e/harness/suites"
 )
 
 // This file is the management stage with the tanzu driver: `tanzu management-cluster create`, which also makes and deletes kind and moves the cluster into itself.
@@ -80,15 +79,6 @@ func TanzuManagementCreate(ctx context.Context, in TanzuManagementInput) (*tanzu
 	mgmt := run.Resource{Kind: TanzuManagementKind, Name: name, Namespace: tanzuManagementNamespace, Role: suites.RoleManagement,
 		CreatedBy: "management", State: "creating", DeleteHint: in.CLI.deleteHint(tanzu.ManagementClusterDeleteArgs()),
 		Attributes: map[string]string{"provider": in.Infrastructure.Name()}}
-	if err := env.State.PutResource(mgmt); err != nil {
-		return nil, err
-	}
-	cf, removeConfig, err := in.CLI.configFile(in.Values, "[management]")
-	if err != nil {
-		return nil, err
-	}
-	defer removeConfig()
-
 	var mu sync.Mutex
 	var hookErrs []error
 	var wg sync.WaitGroup
@@ -146,21 +136,19 @@ func TanzuManagementCreate(ctx context.Context, in TanzuManagementInput) (*tanzu
 			env.Printf("[management] management cluster %s attached (kubeconfig %s)", name, path)
 		},
 	}
-	res, err := in.CLI.Run(ctx, "management-cluster-create", tanzu.ManagementClusterCreateArgs(cf.Path, in.CLI.Verbosity), in.Timeout, hooks, "[management]")
-	wg.Wait()
-	setTanzuResult(env, suites.RoleManagement, res)
-	markNeverCreated(env, "[management]", mgmt, res, err)
-	if err == nil && res != nil && env.Cluster(suites.RoleManagement) == nil {
-		err = fmt.Errorf("%s passed but never said where it saved the management cluster's kubeconfig (\"Saving management cluster kubeconfig into …\"): is -v %d too low for the marker?",
-			res.Command, in.CLI.Verbosity)
-	}
-	if err == nil && res != nil {
-		mgmt.State = "ready"
-		err = env.State.PutResource(mgmt)
-		if hasPhase(res, tanzu.PhaseBootstrapDelete) {
-			// The CLI deleted kind after the move: collecting it would fail.
-			env.DropCluster(suites.RoleBootstrap)
-		}
+	res, err := runCreate(ctx, createCommand{Env: env, CLI: in.CLI, Resource: &mgmt, Values: in.Values, Stage: "management",
+		Name: "management-cluster-create", Args: func(cf string) []string { return tanzu.ManagementClusterCreateArgs(cf, in.CLI.Verbosity) },
+		Timeout: in.Timeout, Hooks: hooks, Wait: wg.Wait,
+		Passed: func(res *tanzu.Result) error {
+			if env.Cluster(suites.RoleManagement) == nil {
+				return fmt.Errorf("%s passed but never said where it saved the management cluster's kubeconfig (\"Saving management cluster kubeconfig into …\"): is -v %d too low for the marker?",
+					res.Command, in.CLI.Verbosity)
+			}
+			return nil
+		}})
+	if err == nil && hasPhase(res, tanzu.PhaseBootstrapDelete) {
+		// The CLI deleted kind after the move: collecting it would fail.
+		env.DropCluster(suites.RoleBootstrap)
 	}
 	mu.Lock()
 	defer mu.Unlock()

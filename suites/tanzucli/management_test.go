@@ -7,12 +7,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tkg-e2e/harness/suites"
-
 	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/redact"
 	"github.com/tkg-e2e/harness/framework/tanzu"
+	"github.com/tkg-e2e/harness/suites"
 )
 
 // A management create that fails at the provider wait: the kind cluster

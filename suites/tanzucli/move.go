@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tkg-e2e/harness/suites"
-
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/tanzu"
+	"github.com/tkg-e2e/harness/suites"
 )
 
 // This file is the move stage with the tanzu driver: the CLI's move, checked after the fact.

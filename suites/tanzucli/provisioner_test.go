@@ -13,13 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tkg-e2e/harness/suites"
-
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/vsphere"
+	"github.com/tkg-e2e/harness/suites"
 )
 
 // These tests run the tanzu driver's stage wiring against the stand-in CLI

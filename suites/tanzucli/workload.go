@@ -6,13 +6,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tkg-e2e/harness/suites"
-
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/infrastructure"
 	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/tanzu"
+	"github.com/tkg-e2e/harness/suites"
 )
 
 // This file is the workload stage with the tanzu driver: `tanzu cluster create` from the management cluster.
@@ -88,26 +87,12 @@ func TanzuClusterCreate(ctx context.Context, in TanzuWorkloadSpecInput) (*tanzu.
 	if err := in.Validate(); err != nil {
 		return nil, fmt.Errorf("TanzuClusterCreate: %w", err)
 	}
-	env, name := in.Env, in.Cluster.Name
+	name := in.Cluster.Name
 	r := run.Resource{Kind: TanzuClusterKind, Name: name, Namespace: in.Cluster.Namespace, Role: suites.RoleWorkload,
-		Kubeconfig: env.KubeconfigPath(name), CreatedBy: "workload", State: "creating",
+		Kubeconfig: in.Env.KubeconfigPath(name), CreatedBy: "workload", State: "creating",
 		DeleteHint: in.CLI.deleteHint(tanzu.ClusterDeleteArgs(name, in.Cluster.Namespace)), Attributes: map[string]string{"provider": in.Infrastructure.Name()}}
-	if err := env.State.PutResource(r); err != nil {
-		return nil, err
-	}
-	cf, removeConfig, err := in.CLI.configFile(in.Values, "[workload]")
-	if err != nil {
-		return nil, err
-	}
-	defer removeConfig()
-	res, err := in.CLI.Run(ctx, "cluster-create-"+name, tanzu.ClusterCreateArgs(cf.Path, in.CLI.Verbosity), in.Timeout, tanzu.Hooks{}, "[workload]")
-	setTanzuResult(env, suites.RoleWorkload, res)
-	markNeverCreated(env, "[workload]", r, res, err)
-	if err == nil && res != nil {
-		r.State = "ready"
-		err = env.State.PutResource(r)
-	}
-	return res, err
+	return runCreate(ctx, createCommand{Env: in.Env, CLI: in.CLI, Resource: &r, Values: in.Values, Stage: "workload",
+		Name: "cluster-create-" + name, Args: func(cf string) []string { return tanzu.ClusterCreateArgs(cf, in.CLI.Verbosity) }, Timeout: in.Timeout})
 }
 
 // tanzuKindResource is the run state's record of the kind cluster

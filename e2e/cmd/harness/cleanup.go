@@ -10,13 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tkg-e2e/harness/suites/lifecycle"
-
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/node"
 	runstate "github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/suites"
+	"github.com/tkg-e2e/harness/suites/lifecycle"
 )
 
 // cleanup deletes what a kept (or interrupted) run left, from its state file.

@@ -12,12 +12,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/tkg-e2e/harness/suites/lifecycle"
-
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/conformance"
 	"github.com/tkg-e2e/harness/framework/packages"
 	"github.com/tkg-e2e/harness/framework/placement"
+	"github.com/tkg-e2e/harness/suites/lifecycle"
 )
 
 const usage = `usage: harness <command> [flags]
