@@ -13,7 +13,9 @@ import (
 
 // scratchProvisioner is a provisioner a newcomer adds: it makes workload
 // clusters its own way and keeps the stages' own specs for the rest.
-type scratchProvisioner struct{ spec func(ctx context.Context, env func() *suites.Env) }
+type scratchProvisioner struct {
+	spec func(ctx context.Context, env func() *suites.Env)
+}
 
 func (scratchProvisioner) Name() string { return "scratch" }
 
