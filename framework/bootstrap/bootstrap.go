@@ -59,8 +59,6 @@ type Result struct {
 	Steps wait.Steps
 }
 
-func (r *Result) String() string { return r.Steps.String() }
-
 // Bootstrap creates the kind bootstrap cluster (docker socket mounted only
 // when CAPD is among the providers), loads the images (if any: without them
 // the node pulls), runs `clusterctl init` with cert-manager, core,

@@ -144,12 +144,3 @@ func (r *Result) Proven() bool {
 	return r.Passed() && len(r.Proofs) > 0
 }
 
-// backend returns the backend pod named pod.
-func (r *Result) backend(pod string) (Backend, bool) {
-	for _, b := range r.Backends {
-		if b.Pod == pod {
-			return b, true
-		}
-	}
-	return Backend{}, false
-}
