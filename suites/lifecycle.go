@@ -13,6 +13,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/packages"
 	"github.com/tkg-e2e/harness/framework/providers"
+	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
@@ -70,7 +71,7 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) ([]Step, erro
 	}
 	// The Env learns the cluster as soon as Create made it, so a failure
 	// later in the path still collects its artifacts.
-	c := &Cluster{ID: idUnlessRole(in.ID, in.Role), Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: res.Cluster.KubeconfigPath,
+	c := &Cluster{ID: run.IDUnlessRole(in.ID, in.Role), Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: res.Cluster.KubeconfigPath,
 		Infrastructure: in.Infrastructure}
 	env.SetCluster(c)
 	return res.Steps, err
@@ -83,14 +84,6 @@ func clusterPrefix(in ClusterSpecInput) string {
 		return "[" + in.Stage + "]"
 	}
 	return "[" + in.Stage + "/" + in.ID + "]"
-}
-
-// idUnlessRole is a cluster's ID for Cluster.ID: empty when its role names it.
-func idUnlessRole(id, role string) string {
-	if id == role {
-		return ""
-	}
-	return id
 }
 
 // attachCluster re-attaches to a cluster a kept run recorded, by its ID,
@@ -108,7 +101,7 @@ func attachCluster(ctx context.Context, env *Env, id string) error {
 	if r.State == "deleted" {
 		return fmt.Errorf("the %s cluster %s was deleted", id, r.Name)
 	}
-	return ReattachCluster(ctx, env, &Cluster{ID: idUnlessRole(id, role), Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig,
+	return ReattachCluster(ctx, env, &Cluster{ID: run.IDUnlessRole(id, role), Role: role, Name: r.Name, Namespace: r.Namespace, Kubeconfig: r.Kubeconfig,
 		Infrastructure: infra})
 }
 

@@ -69,14 +69,6 @@ func (t CreateTimeouts) validate() []string {
 		"NodesReady": t.NodesReady.Timeout, "ClusterAvailable": t.ClusterAvailable.Timeout}.Missing("Timeouts.")
 }
 
-// clusterID is ID when it differs from the role (the state leaves it out otherwise).
-func (in *CreateInput) clusterID() string {
-	if in.ID == in.Role {
-		return ""
-	}
-	return in.ID
-}
-
 // CreateInput is the input of Create.
 type CreateInput struct {
 	Spec
@@ -198,7 +190,7 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 
 	key := run.Resource{Kind: ResourceKind, Namespace: in.Namespace, Name: in.Name}.Key()
 	if err := in.State.PutResource(run.Resource{
-		Kind: ResourceKind, Name: in.Name, Namespace: in.Namespace, Role: in.Role, Cluster: in.clusterID(), Kubeconfig: in.KubeconfigPath,
+		Kind: ResourceKind, Name: in.Name, Namespace: in.Namespace, Role: in.Role, Cluster: run.IDUnlessRole(in.ID, in.Role), Kubeconfig: in.KubeconfigPath,
 		CreatedBy: in.CreatedBy, State: "creating", DeleteHint: DeleteHint(in.ManagementKubeconfig, in.Namespace, in.Name),
 		Attributes: map[string]string{AttrManagedBy: in.ManagementKubeconfig, AttrContainerLabel: node.ClusterLabel + "=" + in.Name,
 			"kubernetesVersion": in.KubernetesVersion, "flavor": in.Flavor,

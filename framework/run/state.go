@@ -101,6 +101,16 @@ type Resource struct {
 	Deleted *Deletion `json:"deleted,omitempty"`
 }
 
+// IDUnlessRole is a cluster's ID as the run records it (Resource.Cluster,
+// and the suites' Cluster.ID): empty when its role names it, so the first
+// cluster of a role keeps the record older runs wrote, and resumes them.
+func IDUnlessRole(id, role string) string {
+	if id == role {
+		return ""
+	}
+	return id
+}
+
 // ClusterID is the cluster's ID in the run: Cluster, or else its Role.
 func (r Resource) ClusterID() string {
 	if r.Cluster != "" {
