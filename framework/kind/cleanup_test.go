@@ -12,9 +12,10 @@ import (
 	"github.com/tkg-e2e/harness/framework/run"
 )
 
-// The move stage's delete of the kind cluster, like cleanup's, removes the
-// run's containers by ID and leaves a decoy labelled with the cluster's name.
-func TestDeleteOfARecordedClusterLeavesTheDecoy(t *testing.T) {
+// fakeRun is a run's state and Cluster API's fake container runtime, its
+// delete log empty.
+func fakeRun(t *testing.T) (container.Runtime, *container.FakeRuntime, *run.State) {
+	t.Helper()
 	rt, err := container.NewFakeClient()
 	if err != nil {
 		t.Fatal(err)
@@ -25,6 +26,13 @@ func TestDeleteOfARecordedClusterLeavesTheDecoy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return rt, fake, st
+}
+
+// The move stage's delete of the kind cluster, like cleanup's, removes the
+// run's containers by ID and leaves a decoy labelled with the cluster's name.
+func TestDeleteOfARecordedClusterLeavesTheDecoy(t *testing.T) {
+	rt, fake, st := fakeRun(t)
 	name := "tkg-e2e-kind-abcde"
 	if err := st.PutResource(run.Resource{Kind: ResourceKind, Name: name, Role: RoleBootstrap, State: "creating"}); err != nil {
 		t.Fatal(err)
@@ -67,16 +75,7 @@ func TestKindNodeNames(t *testing.T) {
 // cleanup (after the time cleanup's identity window ends), with a resource
 // built by name: the containers the state recorded for it still count.
 func TestDeleterUsesWhatTheStateRecorded(t *testing.T) {
-	rt, err := container.NewFakeClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := rt.(*container.FakeRuntime)
-	fake.ResetDeleteContainerCallLogs()
-	st, err := run.New(t.TempDir(), "20261122-100000-abcde", "local", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	rt, fake, st := fakeRun(t)
 	name := "tkg-e2e-kind-abcde-teardown"
 	later := time.Now().Add(time.Hour) // made after cleanup began
 	inv := &node.FakeInventory{Runtime: fake, Containers: []node.ContainerInfo{
