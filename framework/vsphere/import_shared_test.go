@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vmware/govmomi/find"
 	"github.com/vmware/govmomi/vim25/mo"
 	"github.com/vmware/govmomi/vim25/soap"
 	"github.com/vmware/govmomi/vim25/types"
@@ -27,29 +26,7 @@ func uniq(base string) string { return fmt.Sprintf("%s-%d", base, uniqN.Add(1)) 
 // vmsWithPrefix lists the VMs and templates of DC0 whose name starts with prefix.
 func vmsWithPrefix(t *testing.T, s *vsphere.Session, prefix string) []mo.VirtualMachine {
 	t.Helper()
-	ctx := context.Background()
-	f := find.NewFinder(s.Vim())
-	dc, err := f.Datacenter(ctx, "DC0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.SetDatacenter(dc)
-	vms, err := f.VirtualMachineList(ctx, "*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []mo.VirtualMachine
-	for _, vm := range vms {
-		if !strings.HasPrefix(vm.Name(), prefix) {
-			continue
-		}
-		var m mo.VirtualMachine
-		if err := vm.Properties(ctx, vm.Reference(), []string{"name", "config"}, &m); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m)
-	}
-	return out
+	return dc0VMs(t, s, func(name string) bool { return strings.HasPrefix(name, prefix) })
 }
 
 // Two runs import the same OVA into one vCenter at the same time. Both

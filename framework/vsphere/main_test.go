@@ -111,6 +111,16 @@ func importOne(t *testing.T, s *vsphere.Session, ova vsphere.OVA, mod func(*vsph
 // vmByName returns the VM or template with that name anywhere in DC0, or nil.
 func vmByName(t *testing.T, s *vsphere.Session, name string) *mo.VirtualMachine {
 	t.Helper()
+	if vms := dc0VMs(t, s, func(n string) bool { return n == name }); len(vms) > 0 {
+		return &vms[0]
+	}
+	return nil
+}
+
+// dc0VMs are the VMs and templates of DC0 whose name match keeps, with
+// their name, config and network.
+func dc0VMs(t *testing.T, s *vsphere.Session, match func(name string) bool) []mo.VirtualMachine {
+	t.Helper()
 	ctx := context.Background()
 	f := find.NewFinder(s.Vim())
 	dc, err := f.Datacenter(ctx, "DC0")
@@ -122,17 +132,18 @@ func vmByName(t *testing.T, s *vsphere.Session, name string) *mo.VirtualMachine 
 	if err != nil {
 		t.Fatal(err)
 	}
+	var out []mo.VirtualMachine
 	for _, vm := range vms {
-		if vm.Name() != name {
+		if !match(vm.Name()) {
 			continue
 		}
 		var m mo.VirtualMachine
 		if err := vm.Properties(ctx, vm.Reference(), []string{"name", "config", "network"}, &m); err != nil {
 			t.Fatal(err)
 		}
-		return &m
+		out = append(out, m)
 	}
-	return nil
+	return out
 }
 
 func mustContain(t *testing.T, err error, parts ...string) {
