@@ -143,4 +143,3 @@ func (r *Result) Proven() bool {
 	}
 	return r.Passed() && len(r.Proofs) > 0
 }
-
