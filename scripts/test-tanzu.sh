@@ -135,12 +135,15 @@ run_case() {
 
 # The clean case is a whole flow and runs alone; the failure cases each make
 # one kind cluster and then mostly wait (for a timeout, a hang, a Ctrl-C),
-# so PARALLEL=3 (what CI runs) runs three side by side, each printing its
-# lines when it ends; each case's run has its own private folder (its
-# ARTIFACTS all end in /art, one run ID: the folder is named by the short
-# ID too). The default stays 1, one after the other.
+# so PARALLEL=3 (what CI runs) keeps three running side by side, starting
+# the next case as soon as one ends (the hang case takes twice as long as
+# the others: batches of three waited for it), each printing its lines when
+# all have ended; each case's run has its own private folder (its ARTIFACTS
+# all end in /art, one run ID: the folder is named by the short ID too).
+# The default stays 1, one after the other.
 parallel=${PARALLEL:-1}
 batch=()
+running() { local c n=0; for c in "${batch[@]}"; do kill -0 "${pids[$c]}" 2>/dev/null && n=$((n + 1)); done; echo $n; }
 flush() {
   local c f
   for c in "${batch[@]}"; do wait "${pids[$c]}" || true; done
@@ -158,11 +161,12 @@ for c in $cases; do
     run_case "$c"
     continue
   fi
+  while [ "$(running)" -ge "$parallel" ]; do sleep 1; done
   mkdir -p "$work"
+  say "   $c: started beside $(running) other case(s)"
   ( fails=0; run_case "$c"; exit 0 ) >"$work/$c.out" 2>&1 &
   pids[$c]=$!
   batch+=("$c")
-  [ ${#batch[@]} -lt "$parallel" ] || flush
 done
 flush
 if [ "$fails" -gt 0 ]; then say "$fails failure(s); logs and artifacts in $work"; exit 1; fi
