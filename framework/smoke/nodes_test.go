@@ -7,37 +7,54 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-func TestSchedulableNodesLeavesOutTaintedNotReadyCordonedAndNonLinux(t *testing.T) {
-	notReady := readyNode("n-notready")
+// unfitNodes are a NotReady node, a cordoned one and a Windows one; with
+// the node controller's NoSchedule taints on the first two when
+// controllerTaints.
+func unfitNodes(controllerTaints bool) []corev1.Node {
+	var notReadyTaints, cordonedTaints []corev1.Taint
+	if controllerTaints {
+		notReadyTaints = []corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}}
+		cordonedTaints = []corev1.Taint{{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}}
+	}
+	notReady := readyNode("n-notready", notReadyTaints...)
 	notReady.Status.Conditions[0] = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse,
 		Reason: "KubeletNotReady", Message: "container runtime network not ready"}
-	cordoned := readyNode("n-cordoned")
+	cordoned := readyNode("n-cordoned", cordonedTaints...)
 	cordoned.Spec.Unschedulable = true
 	windows := readyNode("n-windows")
 	windows.Labels[corev1.LabelOSStable] = "windows"
-	nodes := []corev1.Node{
-		readyNode("w-2"),
-		readyNode("cp", controlPlaneTaint),
-		readyNode("w-1", corev1.Taint{Key: "soft", Effect: corev1.TaintEffectPreferNoSchedule}),
-		readyNode("n-evict", corev1.Taint{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoExecute}),
-		notReady, cordoned, windows,
-	}
-	got := schedulableNodes(nodes, nil)
-	if s := strings.Join(names(got, true), ","); s != "w-1,w-2" {
-		t.Errorf("schedulable = %s, want w-1,w-2 (PreferNoSchedule does not keep pods away)", s)
-	}
-	want := map[string]string{
-		"cp":         "taint node-role.kubernetes.io/control-plane:NoSchedule",
-		"n-evict":    "taint dedicated=db:NoExecute",
-		"n-notready": "NotReady (KubeletNotReady: container runtime network not ready)",
-		"n-cordoned": "cordoned",
-		"n-windows":  "not a Linux node (kubernetes.io/os=windows)",
-	}
+	return []corev1.Node{notReady, cordoned, windows}
+}
+
+// checkExcluded checks why nodes were left out: want's, and the reasons of
+// unfitNodes.
+func checkExcluded(t *testing.T, got []Node, want map[string]string) {
+	t.Helper()
+	want["n-notready"] = "NotReady (KubeletNotReady: container runtime network not ready)"
+	want["n-cordoned"] = "cordoned"
+	want["n-windows"] = "not a Linux node (kubernetes.io/os=windows)"
 	for _, n := range got {
 		if w, ok := want[n.Name]; ok && n.Excluded != w {
 			t.Errorf("%s excluded because %q, want %q", n.Name, n.Excluded, w)
 		}
 	}
+}
+
+func TestSchedulableNodesLeavesOutTaintedNotReadyCordonedAndNonLinux(t *testing.T) {
+	nodes := append([]corev1.Node{
+		readyNode("w-2"),
+		readyNode("cp", controlPlaneTaint),
+		readyNode("w-1", corev1.Taint{Key: "soft", Effect: corev1.TaintEffectPreferNoSchedule}),
+		readyNode("n-evict", corev1.Taint{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoExecute}),
+	}, unfitNodes(false)...)
+	got := schedulableNodes(nodes, nil)
+	if s := strings.Join(names(got, true), ","); s != "w-1,w-2" {
+		t.Errorf("schedulable = %s, want w-1,w-2 (PreferNoSchedule does not keep pods away)", s)
+	}
+	checkExcluded(t, got, map[string]string{
+		"cp":      "taint node-role.kubernetes.io/control-plane:NoSchedule",
+		"n-evict": "taint dedicated=db:NoExecute",
+	})
 	for i := 1; i < len(got); i++ {
 		if got[i-1].Name > got[i].Name {
 			t.Fatalf("nodes not sorted: %v", got)
@@ -80,37 +97,21 @@ func TestClientsTolerateNoScheduleOnly(t *testing.T) {
 	}
 	// A NotReady or cordoned node carries the node controller's NoSchedule
 	// taint, which the client tolerates; it gets no client all the same.
-	notReady := readyNode("n-notready", corev1.Taint{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule})
-	notReady.Status.Conditions[0] = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady",
-		Message: "container runtime network not ready"}
-	cordoned := readyNode("n-cordoned", corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule})
-	cordoned.Spec.Unschedulable = true
-	windows := readyNode("n-windows")
-	windows.Labels[corev1.LabelOSStable] = "windows"
-	nodes := []corev1.Node{
+	nodes := append([]corev1.Node{
 		readyNode("md-0"),
 		readyNode("cp", controlPlaneTaint),
 		readyNode("gpu", corev1.Taint{Key: "gpu", Value: "yes", Effect: corev1.TaintEffectNoSchedule}),
 		readyNode("n-evict", corev1.Taint{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoExecute}),
 		readyNode("cp-evict", controlPlaneTaint, corev1.Taint{Key: "dedicated", Value: "cp", Effect: corev1.TaintEffectNoExecute}),
-		notReady, cordoned, windows,
-	}
+	}, unfitNodes(true)...)
 	got := schedulableNodes(nodes, clientTolerations)
 	if s := strings.Join(names(got, true), ","); s != "cp,gpu,md-0" {
 		t.Errorf("client nodes = %s, want cp,gpu,md-0", s)
 	}
-	want := map[string]string{
-		"n-evict":    "taint dedicated=db:NoExecute",
-		"cp-evict":   "taint dedicated=cp:NoExecute",
-		"n-notready": "NotReady (KubeletNotReady: container runtime network not ready)",
-		"n-cordoned": "cordoned",
-		"n-windows":  "not a Linux node (kubernetes.io/os=windows)",
-	}
-	for _, n := range got {
-		if w, ok := want[n.Name]; ok && n.Excluded != w {
-			t.Errorf("%s excluded because %q, want %q", n.Name, n.Excluded, w)
-		}
-	}
+	checkExcluded(t, got, map[string]string{
+		"n-evict":  "taint dedicated=db:NoExecute",
+		"cp-evict": "taint dedicated=cp:NoExecute",
+	})
 	// The servers on the same nodes: only the untainted worker.
 	if s := strings.Join(names(schedulableNodes(nodes, podTolerations), true), ","); s != "md-0" {
 		t.Errorf("server nodes = %s, want md-0", s)
