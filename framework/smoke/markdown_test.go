@@ -17,10 +17,8 @@ func provenResult() *Result {
 		ClientNodes: []string{"cp", "n1", "n2"},
 		Backends:    twoBackends, ServiceHost: host, ServiceIP: "10.96.0.42",
 		Steps: wait.Steps{{Name: StepNodes, Duration: 20 * time.Millisecond}, {Name: StepServers, Duration: 4 * time.Second}}}
+	addClientReports(r)
 	for i, node := range r.ClientNodes {
-		rep := parseClientLog(node, scriptLog(node, host, "10.96.0.42", twoBackends), "10.96.0.42", twoBackends)
-		r.DNS = append(r.DNS, *rep.DNS)
-		r.Requests = append(r.Requests, rep.Requests...)
 		r.Clients = append(r.Clients, Client{Pod: clientName(i), Node: node, Phase: "Succeeded", Log: "smoke done failed=0\n"})
 	}
 	r.Proofs = prove(r, true, true)

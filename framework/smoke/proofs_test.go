@@ -27,6 +27,16 @@ func TestCrossNodeNotPossibleWithClientsOnOneNode(t *testing.T) {
 	}
 }
 
+// addClientReports adds what every client node of r reports when every
+// check passed (the script's log, parsed), to r's DNS and Requests.
+func addClientReports(r *Result) {
+	for _, node := range r.ClientNodes {
+		rep := parseClientLog(node, scriptLog(node, r.ServiceHost, r.ServiceIP, r.Backends), r.ServiceIP, r.Backends)
+		r.DNS = append(r.DNS, *rep.DNS)
+		r.Requests = append(r.Requests, rep.Requests...)
+	}
+}
+
 // capdResult is CAPD's default shape: a control plane tainted NoSchedule and
 // one worker; the server on the worker, clients on both, each reporting
 // every check passed.
@@ -38,11 +48,7 @@ func capdResult() *Result {
 		Backends:    backends,
 		ServiceHost: host, ServiceIP: "10.96.0.42",
 	}
-	for _, node := range r.ClientNodes {
-		rep := parseClientLog(node, scriptLog(node, host, "10.96.0.42", backends), "10.96.0.42", backends)
-		r.DNS = append(r.DNS, *rep.DNS)
-		r.Requests = append(r.Requests, rep.Requests...)
-	}
+	addClientReports(r)
 	return r
 }
 
@@ -116,11 +122,7 @@ func TestProveFromClientReports(t *testing.T) {
 		Backends:    twoBackends,
 		ServiceHost: host, ServiceIP: "10.96.0.42",
 	}
-	for _, node := range r.ClientNodes {
-		rep := parseClientLog(node, scriptLog(node, host, "10.96.0.42", twoBackends), "10.96.0.42", twoBackends)
-		r.DNS = append(r.DNS, *rep.DNS)
-		r.Requests = append(r.Requests, rep.Requests...)
-	}
+	addClientReports(r)
 	for _, p := range prove(r, true, true) {
 		if p.Status != Proven {
 			t.Errorf("%s: %s (%s)", p.Claim, p.Status, p.Detail)
