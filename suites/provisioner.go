@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/stages"
@@ -59,9 +58,10 @@ type Binding struct {
 }
 
 // CLIDelete runs a provisioner's own CLI to delete what it made (`tanzu
-// cluster delete`): name names the transcript, args are the CLI's. It
-// returns the command as run.
-type CLIDelete func(ctx context.Context, name string, args []string, timeout time.Duration, prefix string) (string, error)
+// cluster delete`), each command bounded by the provisioner's own timeout:
+// name names the transcript, args are the CLI's. It returns the command as
+// run.
+type CLIDelete func(ctx context.Context, name string, args []string, prefix string) (string, error)
 
 // Clusterctl is the harness's own provisioner: kind, clusterctl and Cluster
 // API, the stages' own specs.

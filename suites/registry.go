@@ -92,12 +92,10 @@ type CleanupOptions struct {
 	Managed clusters.ManagedFunc
 	// DeleteTemplates: ova.deleteTemplates (templates are kept by default).
 	DeleteTemplates bool
-	// CLIDelete deletes with the provisioner's own CLI what it made, each
-	// command bounded by CLITimeout (Bindings.CompleteCleanup sets both);
-	// nil when the run's provisioner has no CLI of its own, or `harness
-	// cleanup` has no config.
-	CLIDelete  CLIDelete
-	CLITimeout time.Duration
+	// CLIDelete deletes with the provisioner's own CLI what it made
+	// (Bindings.CompleteCleanup sets it); nil when the run's provisioner has
+	// no CLI of its own, or `harness cleanup` has no config.
+	CLIDelete CLIDelete
 }
 
 // StageCleanup is a stage's part of the cleanup.

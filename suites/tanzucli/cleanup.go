@@ -22,14 +22,14 @@ import (
 func tanzuCleanup(o suites.CleanupOptions) suites.StageCleanup {
 	del := func(args func(r run.Resource) []string) cleanup.Deleter {
 		return func(ctx context.Context, r run.Resource) (string, error) {
-			if o.CLIDelete == nil || o.CLITimeout <= 0 {
+			if o.CLIDelete == nil {
 				return "", fmt.Errorf("no tanzu CLI to delete %s with: clean up with the run's config (driver: tanzu), or by hand: %s", r.Key(), r.DeleteHint)
 			}
 			name := "delete-" + r.Name
 			if r.Kind == TanzuManagementKind {
 				name = "management-cluster-delete"
 			}
-			command, err := o.CLIDelete(ctx, name, args(r), o.CLITimeout, o.Prefix)
+			command, err := o.CLIDelete(ctx, name, args(r), o.Prefix)
 			if err == nil {
 				return command, nil // cleanup adds the time
 			}

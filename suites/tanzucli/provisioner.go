@@ -81,8 +81,8 @@ func completeCleanup(env *suites.Env, o *suites.CleanupOptions) {
 	if err != nil {
 		return
 	}
-	o.CLITimeout = env.Interval(suites.ScopeCleanup, "tanzu-delete").Timeout
-	o.CLIDelete = func(ctx context.Context, name string, args []string, timeout time.Duration, prefix string) (string, error) {
+	timeout := env.Interval(suites.ScopeCleanup, "tanzu-delete").Timeout
+	o.CLIDelete = func(ctx context.Context, name string, args []string, prefix string) (string, error) {
 		res, err := cli.Run(ctx, name, args, timeout, tanzu.Hooks{}, prefix)
 		if err != nil {
 			return "", err
