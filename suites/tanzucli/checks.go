@@ -27,7 +27,12 @@ func setTanzuResult(e *suites.Env, role string, res *tanzu.Result) {
 	if res == nil {
 		return
 	}
-	v, _ := results.LoadOrStore(e, &sync.Map{})
+	v, loaded := results.LoadOrStore(e, &sync.Map{})
+	if !loaded {
+		// The results are the run's: dropped when its Env closes, so a
+		// process that builds many Envs (the tests) does not keep them.
+		e.AddCloser("tanzu results", func(context.Context) error { results.Delete(e); return nil })
+	}
 	v.(*sync.Map).Store(role, res)
 }
 
