@@ -6,7 +6,6 @@ package e2e
 import (
 	"flag"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,12 +20,11 @@ import (
 
 // Flags, set by the Makefile from CONFIG, CONFIG_OVERRIDES, ARTIFACTS, RESUME and SKIP_CLEANUP.
 var (
-	configPath     = flag.String("e2e.config", "../config/local.yaml", "harness profile (config/local.yaml or config/vsphere.yaml)")
-	configOverride = flag.String("e2e.config-overrides", "", "comma-separated override files merged over the profile")
-	artifactFolder = flag.String("e2e.artifacts-folder", "", "run folder for state, logs and reports (default ../artifacts/<run-id>)")
-	resume         = flag.Bool("e2e.resume", false, "re-attach to the stages that passed in the kept run in -e2e.artifacts-folder")
-	resumeForeign  = flag.Bool("e2e.resume-foreign", false, "let -e2e.resume attach to a run another OS user started")
-	skipCleanup    = flag.Bool("e2e.skip-cleanup", false, "keep everything the run created; the state file says what remains")
+	profile = suites.RegisterProfileFlags("../config/local.yaml", "harness profile (config/local.yaml or config/vsphere.yaml)",
+		"run folder for state, logs and reports (default ../artifacts/<run-id>)")
+	resume        = flag.Bool("e2e.resume", false, "re-attach to the stages that passed in the kept run in -e2e.artifacts-folder")
+	resumeForeign = flag.Bool("e2e.resume-foreign", false, "let -e2e.resume attach to a run another OS user started")
+	skipCleanup   = flag.Bool("e2e.skip-cleanup", false, "keep everything the run created; the state file says what remains")
 )
 
 // env is shared by every stage; BeforeSuite fills it.
@@ -39,18 +37,15 @@ func TestE2E(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	folder := *artifactFolder
-	if folder == "" {
-		folder = filepath.Join("..", "artifacts", run.NewRunID())
-	}
-	overrides := overrideFiles()
+	folder := profile.ArtifactFolder(func() string { return filepath.Join("..", "artifacts", run.NewRunID()) })
+	overrides, configPath := profile.Overrides(), profile.ConfigPath()
 	var err error
 	// The env exists even when this fails, so AfterSuite can write reports.
-	env, err = suites.NewEnv(suites.EnvOptions{Registry: lifecycle.Registry, ConfigPath: *configPath, Overrides: overrides,
+	env, err = suites.NewEnv(suites.EnvOptions{Registry: lifecycle.Registry, ConfigPath: configPath, Overrides: overrides,
 		ArtifactFolder: folder, Resume: *resume, ResumeForeign: *resumeForeign, SkipCleanup: *skipCleanup, Out: GinkgoWriter,
 		Context: ctx})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(env.Config.Driver).To(Equal(config.PeekDriver(*configPath, overrides)),
+	Expect(env.Config.Driver).To(Equal(config.PeekDriver(configPath, overrides)),
 		"the Ginkgo tree was built for the driver the profile's driver: key says as written; write it as clusterctl or tanzu, not through a variable")
 	Expect(suites.SuiteSetup(ctx, env)).To(Succeed(), "preflight")
 })
@@ -72,11 +67,3 @@ var _ = ReportAfterSuite("artifacts report", func(ctx SpecContext, report Report
 		_ = env.State.Close()
 	}
 })
-
-// overrideFiles are the -e2e.config-overrides files.
-func overrideFiles() []string {
-	if *configOverride == "" {
-		return nil
-	}
-	return strings.Split(*configOverride, ",")
-}

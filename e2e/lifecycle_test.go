@@ -23,7 +23,7 @@ var _ = Describe("TKG lifecycle", Ordered, ContinueOnFailure, func() {
 	// The tree is built after flags are parsed: the profile's extra needs
 	// (CAPV clusters need the ova stage) are in the labels, and the
 	// driver's specs (driver: tanzu) replace the stages' own.
-	peek := config.Peek(*configPath, overrideFiles())
+	peek := config.Peek(profile.ConfigPath(), profile.Overrides())
 	reg := lifecycle.Registry.ForProfile(peek.Profile).ForDriver(peek.Driver)
 	envOf := func() *suites.Env { return env }
 	for _, s := range reg.Stages() {

@@ -122,17 +122,16 @@ ready_pkgi() { # waits until the sample config package reconciles again
 }
 
 log "round 1: a webhook that does not answer, a policy that refuses smoke's pods, an image no registry serves, broken package values"
+# deployment_head name namespace: a Deployment's manifest up to its pod
+# spec, whose lines the caller adds (indented six spaces).
+deployment_head() {
+  printf '%s\n' "apiVersion: apps/v1" "kind: Deployment" "metadata: {name: $1, namespace: $2}" "spec:" \
+    "  selector: {matchLabels: {app: $1}}" "  template:" "    metadata: {labels: {app: $1}}" "    spec:"
+}
 cacert=$(openssl req -x509 -newkey rsa:2048 -nodes -keyout /dev/null -subj /CN=tkg-e2e-fault -days 1 2>/dev/null | base64 -w0)
 k create namespace tkg-e2e-fault --dry-run=client -o yaml | k apply -f - >/dev/null
 k apply -f - >/dev/null <<EOF2
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: no-tls, namespace: tkg-e2e-fault}
-spec:
-  selector: {matchLabels: {app: no-tls}}
-  template:
-    metadata: {labels: {app: no-tls}}
-    spec:
+$(deployment_head no-tls tkg-e2e-fault)
       containers:
       - name: httpd
         image: busybox:1.35.0
@@ -177,14 +176,7 @@ kind: ValidatingAdmissionPolicyBinding
 metadata: {name: tkg-e2e-fault-no-pods}
 spec: {policyName: tkg-e2e-fault-no-pods, validationActions: [Deny]}
 ---
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: tkg-e2e-fault-nopull, namespace: kube-system}
-spec:
-  selector: {matchLabels: {app: tkg-e2e-fault-nopull}}
-  template:
-    metadata: {labels: {app: tkg-e2e-fault-nopull}}
-    spec:
+$(deployment_head tkg-e2e-fault-nopull kube-system)
       containers: [{name: app, image: "tkg-e2e.invalid/no-such-image:1", imagePullPolicy: IfNotPresent}]
 ---
 apiVersion: v1
@@ -209,7 +201,7 @@ ready_pkgi
 log "round 2: a cordoned worker and an APIService without its Service; a pod no node can take"
 worker=$(k get nodes -l '!node-role.kubernetes.io/control-plane' -o jsonpath='{.items[0].metadata.name}')
 k cordon "$worker" >/dev/null
-k apply -f - >/dev/null <<'EOF2'
+k apply -f - >/dev/null <<EOF2
 apiVersion: apiregistration.k8s.io/v1
 kind: APIService
 metadata: {name: v1.tkg-e2e-fault.example.com}
@@ -221,14 +213,7 @@ spec:
   insecureSkipTLSVerify: true
   service: {namespace: default, name: tkg-e2e-no-such-service, port: 443}
 ---
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: tkg-e2e-fault-toobig, namespace: kube-system}
-spec:
-  selector: {matchLabels: {app: tkg-e2e-fault-toobig}}
-  template:
-    metadata: {labels: {app: tkg-e2e-fault-toobig}}
-    spec:
+$(deployment_head tkg-e2e-fault-toobig kube-system)
       # It tolerates the control plane's taint, so the scheduler weighs
       # its request on every node, the cordoned worker aside.
       tolerations: [{key: node-role.kubernetes.io/control-plane, operator: Exists, effect: NoSchedule}]

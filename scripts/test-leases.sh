@@ -131,7 +131,7 @@ export VSPHERE_SIM_FLAVORS=$root/config/flavors
 export BOSKOS_ACQUIRE_POLL=1s BOSKOS_HEARTBEAT=2s BOSKOS_ACQUIRE_TIMEOUT=5m
 
 say "1. the Boskos client against the real server"
-BOSKOS_URL=$boskos_url go test -count=1 -v -run '^TestReal' ./framework/boskos/ | tee "$work/client-test.log" | grep -E '^(---|ok|FAIL|PASS)'
+BOSKOS_URL=$boskos_url go test -count=1 -v -run '^TestReal' ./framework/boskos/ | tee "$work/client-test.log" | grep -E '^(---|ok|FAIL|PASS)|_test\.go:[0-9]+:'
 [ "$(grep -c -- '--- PASS: TestReal' "$work/client-test.log")" -ge 2 ] || fail "the real-server client tests did not run"
 
 # One run: make e2e FOCUS=ova on a leased testbed, in its own process group.

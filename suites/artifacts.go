@@ -62,12 +62,12 @@ func CollectAll(ctx context.Context, env *Env) {
 	env.Printf("[artifacts] collected %d cluster(s)%s in %.1fs", len(f.Clusters), map[bool]string{true: " and vSphere", false: ""}[f.VSphere != nil], time.Since(start).Seconds())
 }
 
-func (e *Env) ArtifactWriter(root string) (*artifacts.Writer, error) {
+func (r *Run) ArtifactWriter(root string) (*artifacts.Writer, error) {
 	size := int64(artifacts.DefaultMaxFileSize)
-	if e.Config != nil && e.Config.Artifacts.ByteSize() > 0 {
-		size = e.Config.Artifacts.ByteSize()
+	if r.Config != nil && r.Config.Artifacts.ByteSize() > 0 {
+		size = r.Config.Artifacts.ByteSize()
 	}
-	return artifacts.New(artifacts.Options{Root: root, MaxFileSize: size, Redactor: e.Redactor})
+	return artifacts.New(artifacts.Options{Root: root, MaxFileSize: size, Redactor: r.Redactor})
 }
 
 func collect(ctx context.Context, env *Env, root string) (*Findings, error) {
@@ -90,7 +90,7 @@ func collect(ctx context.Context, env *Env, root string) (*Findings, error) {
 			defer wg.Done()
 			in := cluster.Input{Name: c.Name, Role: c.Role, KubeconfigPath: c.Kubeconfig,
 				DockerNodes: c.DockerNodes(), ItemTimeout: itemTimeout}
-			nodeSSHInput(env, c, clusters, &in)
+			nodeSSHInput(env.Run, c, clusters, &in)
 			cf, err := cluster.Collect(ctx, w, in)
 			if err != nil {
 				w.Fail("cluster "+c.Name, err)
@@ -141,7 +141,7 @@ func collect(ctx context.Context, env *Env, root string) (*Findings, error) {
 // the addresses of its Nodes, or of its Machines, which any cluster of the
 // run may hold (the bootstrap cluster before the move, the management
 // cluster after it and for the workload cluster).
-func nodeSSHInput(env *Env, c *Cluster, clusters []*Cluster, in *cluster.Input) {
+func nodeSSHInput(env *Run, c *Cluster, clusters []*Cluster, in *cluster.Input) {
 	if c.Infrastructure == nil || !c.Infrastructure.NodesInVCenter() {
 		return
 	}
@@ -198,10 +198,10 @@ func WriteReports(_ context.Context, env *Env, suite types.Report) {
 		}
 	}
 	// Every run proves its own artifacts hold no secret it handled.
-	leaks, scanned, err := scanArtifacts(env)
+	leaks, scanned, err := scanArtifacts(env.Run)
 	switch {
 	case err != nil || len(leaks) > 0:
-		failf(env, "%s", scanFailure(env.ArtifactFolder, leaks, err))
+		failf(env.Run, "%s", scanFailure(env.ArtifactFolder, leaks, err))
 	default:
 		fmt.Fprintf(os.Stdout, "artifacts: secret scan clean (%d secret values, every file under %s)\n", scanned, env.ArtifactFolder)
 	}

@@ -29,7 +29,7 @@ var Bootstrap = Stage{
 			cfg := e.Config
 			return BootstrapSpecInput{Env: e, Name: cfg.Clusters.Bootstrap.Name, NodeImage: cfg.Clusters.Bootstrap.NodeImage,
 				Images: images(cfg, RoleBootstrap), ClusterctlConfigPath: e.ClusterctlConfig(""), Providers: providersOf(cfg),
-				Timeouts: bootstrapTimeouts(e)}
+				Timeouts: bootstrapTimeouts(e.Run)}
 		})
 	},
 	Cleanup: func(o CleanupOptions) StageCleanup {
@@ -48,7 +48,7 @@ var Bootstrap = Stage{
 // bootstrapTimeouts maps the bootstrap stage's interval keys onto
 // bootstrap.Bootstrap's waits (the stage and cleanup's throw-away bootstrap
 // cluster use the same).
-func bootstrapTimeouts(env *Env) bootstrap.Timeouts {
+func bootstrapTimeouts(env *Run) bootstrap.Timeouts {
 	iv := func(k string) config.Interval { return env.Interval("bootstrap", k) }
 	return bootstrap.Timeouts{Create: iv("create-kind"), NodesReady: iv("wait-kind-nodes"),
 		LoadImages: iv("load-images"), Init: iv("init-providers"), ProvidersReady: iv("wait-providers")}
@@ -81,7 +81,7 @@ func BootstrapSpec(_ context.Context, inputGetter func() BootstrapSpecInput) {
 		env := input.Env
 		return StageFuncs{
 			Run: func(ctx context.Context) error {
-				warnHostLimits(env)
+				warnHostLimits(env.Run)
 				res, err := bootstrap.Bootstrap(ctx, bootstrap.Input{
 					Name: input.Name, NodeImage: input.NodeImage, KubeconfigPath: env.KubeconfigPath(input.Name), Images: input.Images,
 					ClusterctlConfigPath: input.ClusterctlConfigPath, Providers: input.Providers,

@@ -70,7 +70,7 @@ var clusterIntervals = []string{"connect", "apply", "wait-api", "apply-cni", "wa
 
 // clusterTimeouts maps a cluster stage's interval keys onto Provision's
 // waits, one key per wait.
-func clusterTimeouts(env *Env, stage string, management bool) clusters.ProvisionTimeouts {
+func clusterTimeouts(env *Run, stage string, management bool) clusters.ProvisionTimeouts {
 	iv := func(k string) config.Interval { return env.Interval(stage, k) }
 	t := clusters.ProvisionTimeouts{
 		CreateTimeouts: clusters.CreateTimeouts{Apply: iv("apply"), APIReachable: iv("wait-api"), CNI: iv("apply-cni"),
@@ -132,7 +132,7 @@ func clusterInput(env *Env, stage, id, holderRole string, management bool) Clust
 	in := ClusterSpecInput{Env: env, Stage: stage, ID: id, Role: role, Holder: env.Cluster(holderRole), HolderRole: holderRole, Cluster: spec,
 		Infrastructure: cfg.Infrastructure(), ClusterctlConfigPath: env.ClusterctlConfig(id),
 		CNIManifest: cfg.Addons.CNIManifest, KappControllerManifest: cfg.Addons.KappControllerManifest,
-		Images: images(cfg, role), Timeouts: clusterTimeouts(env, stage, management),
+		Images: images(cfg, role), Timeouts: clusterTimeouts(env.Run, stage, management),
 		StopAfter: cfg.Rehearsal.StopAfter, StopReason: cfg.Rehearsal.Reason}
 	if cfg.UsesCAPV() {
 		in.Customize = clusters.CAPVCustomize(cfg.VSphere.CustomVMXKeys, cfg.VSphere.PowerOffMode)
@@ -157,7 +157,7 @@ func clusterInput(env *Env, stage, id, holderRole string, management bool) Clust
 	if cfg.Packages.InstallLocalSet {
 		install := env.Interval(stage, "install-packages")
 		in.PostAddons = func(ctx context.Context, k *kube.Cluster) error {
-			return installLocalPackages(ctx, env, stage, k, install)
+			return installLocalPackages(ctx, env.Run, stage, k, install)
 		}
 	}
 	return in

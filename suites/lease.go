@@ -52,24 +52,24 @@ type runLease struct {
 // (checked to be still the run's), else a new one from the pool. It returns
 // the variables the testbed's user data supplies, and registers the secret
 // ones with the redactor before anything can print them.
-func (e *Env) takeLease(ctx context.Context, l *config.Lease) (map[string]string, error) {
-	p := wait.Printer{W: e.Out, Prefix: "[lease]"}
-	if rec := e.State.LeaseRecord(); rec != nil {
-		return e.reattachLease(ctx, rec, p)
+func (rc *Run) takeLease(ctx context.Context, l *config.Lease) (map[string]string, error) {
+	p := wait.Printer{W: rc.Out, Prefix: "[lease]"}
+	if rec := rc.State.LeaseRecord(); rec != nil {
+		return rc.reattachLease(ctx, rec, p)
 	}
-	if e.Resume {
+	if rc.Resume {
 		return nil, fmt.Errorf("the kept run %s holds no lease, and the profile now has a lease section: "+
-			"its testbed cannot be known\nFix: resume with the config the run started with, or start a new run", e.State.RunID)
+			"its testbed cannot be known\nFix: resume with the config the run started with, or start a new run", rc.State.RunID)
 	}
 	owner := l.Owner
 	if owner == "" {
-		owner = e.State.RunID
+		owner = rc.State.RunID
 	}
 	c := &boskos.Client{URL: l.URL}
 	p.Printf("acquiring a %s from boskos at %s for %s (up to %s)", l.Type, l.URL, owner, l.AcquireTimeout)
 	start := time.Now()
 	r, err := boskos.AcquireWait(ctx, c, boskos.AcquireOptions{Type: l.Type, Owner: owner,
-		Timeout: l.AcquireTimeoutDuration(), Poll: l.AcquirePollDuration(), Progress: e.Out, Prefix: "[lease]"})
+		Timeout: l.AcquireTimeoutDuration(), Poll: l.AcquirePollDuration(), Progress: rc.Out, Prefix: "[lease]"})
 	if err != nil {
 		return nil, fmt.Errorf("no testbed leased, nothing was started: %w\nFix: check lease.url (BOSKOS_URL) and lease.type, "+
 			"or raise lease.acquireTimeout if the pool is busy", err)
@@ -78,16 +78,16 @@ func (e *Env) takeLease(ctx context.Context, l *config.Lease) (map[string]string
 	rec := run.Lease{URL: l.URL, Type: l.Type, Name: r.Name, Owner: owner, Acquired: time.Now().UTC(),
 		WaitedSeconds: time.Since(start).Round(time.Millisecond).Seconds(), Values: maps.Clone(vars), SecretKeys: secretKeys}
 	for _, k := range secretKeys {
-		e.Redactor.Add(vars[k])
+		rc.Redactor.Add(vars[k])
 		delete(rec.Values, k)
 	}
-	if err := e.State.SetLease(rec); err != nil {
-		e.releaseNow(ctx, c, rec, boskos.Free, "the run could not record its lease")
+	if err := rc.State.SetLease(rec); err != nil {
+		rc.releaseNow(ctx, c, rec, boskos.Free, "the run could not record its lease")
 		return nil, fmt.Errorf("cannot record the lease in the state file: %w", err)
 	}
-	if err := writeLeaseSecrets(e.KubeconfigDir, vars, rec.SecretKeys); err != nil {
-		e.releaseNow(ctx, c, rec, boskos.Free, "the run could not keep its secrets")
-		_ = e.State.SetLeaseReleased("free")
+	if err := writeLeaseSecrets(rc.KubeconfigDir, vars, rec.SecretKeys); err != nil {
+		rc.releaseNow(ctx, c, rec, boskos.Free, "the run could not keep its secrets")
+		_ = rc.State.SetLeaseReleased("free")
 		return nil, err
 	}
 	sets := "nothing"
@@ -98,43 +98,43 @@ func (e *Env) takeLease(ctx context.Context, l *config.Lease) (map[string]string
 	if len(ignored) > 0 {
 		p.Printf("user data keys not used: %s", strings.Join(ignored, "; "))
 	}
-	e.startHeartbeat(c, rec, l.HeartbeatDuration())
+	rc.startHeartbeat(c, rec, l.HeartbeatDuration())
 	return vars, nil
 }
 
 // reattachLease takes back the kept run's lease (RESUME=1, clean-run): one
 // heartbeat proves it is still the run's.
-func (e *Env) reattachLease(ctx context.Context, rec *run.Lease, p wait.Printer) (map[string]string, error) {
+func (rc *Run) reattachLease(ctx context.Context, rec *run.Lease, p wait.Printer) (map[string]string, error) {
 	if !rec.Held() {
 		return nil, fmt.Errorf("the kept run's lease on %s ended (%s): its testbed is no longer the run's\nFix: start a new run", rec.Name, rec.Released)
 	}
 	c := &boskos.Client{URL: rec.URL}
 	if err := c.Update(ctx, rec.Name, rec.Owner, boskos.Busy, nil); err != nil {
 		if boskos.IsLost(err) {
-			_ = e.State.SetLeaseReleased("lost: " + err.Error())
+			_ = rc.State.SetLeaseReleased("lost: " + err.Error())
 		}
 		return nil, fmt.Errorf("the kept run's testbed %s is not its lease any more: %w\nFix: the testbed may now be another run's; "+
-			"start a new run (what the kept run created is listed in %s)", rec.Name, err, e.State.Path())
+			"start a new run (what the kept run created is listed in %s)", rec.Name, err, rc.State.Path())
 	}
 	vars := maps.Clone(rec.Values)
-	secrets, err := readLeaseSecrets(e.KubeconfigDir)
+	secrets, err := readLeaseSecrets(rc.KubeconfigDir)
 	if err != nil && len(rec.SecretKeys) > 0 {
 		return nil, fmt.Errorf("the kept run's lease supplied %s, which were kept in %s: %w",
-			strings.Join(rec.SecretKeys, ", "), filepath.Join(e.KubeconfigDir, leaseSecretsFile), err)
+			strings.Join(rec.SecretKeys, ", "), filepath.Join(rc.KubeconfigDir, leaseSecretsFile), err)
 	}
 	for k, v := range secrets {
 		vars[k] = v
-		e.Redactor.Add(v)
+		rc.Redactor.Add(v)
 	}
 	if rec.Released == run.LeaseKept {
-		_ = e.State.SetLeaseReleased("")
+		_ = rc.State.SetLeaseReleased("")
 	}
 	p.Printf("re-attached to %s (%s), leased by %s", rec.Name, rec.Type, rec.Owner)
-	e.startHeartbeat(c, *rec, e.Config.Lease.HeartbeatDuration())
+	rc.startHeartbeat(c, *rec, rc.Config.Lease.HeartbeatDuration())
 	return vars, nil
 }
 
-func (e *Env) startHeartbeat(c *boskos.Client, rec run.Lease, period time.Duration) {
+func (rc *Run) startHeartbeat(c *boskos.Client, rec run.Lease, period time.Duration) {
 	lostCtx, lose := context.WithCancelCause(context.Background())
 	rl := &runLease{client: c, rec: rec, lostCtx: lostCtx, lose: lose}
 	rl.stop = boskos.Heartbeat(context.Background(), c, boskos.HeartbeatOptions{
@@ -143,24 +143,24 @@ func (e *Env) startHeartbeat(c *boskos.Client, rec run.Lease, period time.Durati
 			rl.mu.Lock()
 			rl.lost = err
 			rl.mu.Unlock()
-			_ = e.State.SetLeaseReleased("lost: " + err.Error())
-			e.Printf("[lease] LEASE LOST: %v; the run stops", err)
+			_ = rc.State.SetLeaseReleased("lost: " + err.Error())
+			rc.Printf("[lease] LEASE LOST: %v; the run stops", err)
 			lose(err)
 		},
 		OnError: func(err error) {
-			e.Printf("[lease] heartbeat of %s failed (retrying every %s): %v", rec.Name, period, err)
+			rc.Printf("[lease] heartbeat of %s failed (retrying every %s): %v", rec.Name, period, err)
 		},
 	})
-	e.mu.Lock()
-	e.lease = rl
-	e.mu.Unlock()
-	e.AddCloser("lease heartbeat", func(context.Context) error { rl.stop(); return nil })
+	rc.mu.Lock()
+	rc.lease = rl
+	rc.mu.Unlock()
+	rc.AddCloser("lease heartbeat", func(context.Context) error { rl.stop(); return nil })
 }
 
 // LeaseLost is the lost lease's error, nil while the run holds its lease
 // (or has none).
-func (e *Env) LeaseLost() error {
-	rl := e.runLease()
+func (rc *Run) LeaseLost() error {
+	rl := rc.runLease()
 	if rl == nil {
 		return nil
 	}
@@ -174,8 +174,8 @@ func (e *Env) LeaseLost() error {
 
 // stageContext ends when ctx does or when the lease is lost, so a stage
 // stops instead of working on a testbed that may now be another run's.
-func (e *Env) stageContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	rl := e.runLease()
+func (rc *Run) stageContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	rl := rc.runLease()
 	if rl == nil {
 		return context.WithCancel(ctx)
 	}
@@ -195,18 +195,18 @@ func (rl *runLease) end() (lost *boskos.LostError, first bool) {
 	return lost, first
 }
 
-func (e *Env) runLease() *runLease {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.lease
+func (rc *Run) runLease() *runLease {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.lease
 }
 
 // ReleaseLease ends the run's lease once cleanup has run: free when the
 // cleanup and its leak checks proved nothing of the run is left, dirty with
 // the reason in the resource's user data otherwise; kept (busy, no more
 // heartbeats) with SKIP_CLEANUP=1; untouched when it was lost.
-func (e *Env) ReleaseLease(ctx context.Context) {
-	rl := e.runLease()
+func (rc *Run) ReleaseLease(ctx context.Context) {
+	rl := rc.runLease()
 	if rl == nil {
 		return
 	}
@@ -214,72 +214,72 @@ func (e *Env) ReleaseLease(ctx context.Context) {
 	if !first {
 		return
 	}
-	p := wait.Printer{W: e.Out, Prefix: "[lease]"}
+	p := wait.Printer{W: rc.Out, Prefix: "[lease]"}
 	if lost != nil {
 		p.Printf("not releasing %s: %v", rl.rec.Name, lost)
 		return
 	}
-	if e.SkipCleanup {
-		_ = e.State.SetLeaseReleased(run.LeaseKept)
+	if rc.SkipCleanup {
+		_ = rc.State.SetLeaseReleased(run.LeaseKept)
 		p.Printf("kept %s busy for the kept run (no more heartbeats: Boskos's reaper takes it back after its expiry); "+
-			"make clean-run ARTIFACTS=%s cleans up and releases it", rl.rec.Name, e.ArtifactFolder)
+			"make clean-run ARTIFACTS=%s cleans up and releases it", rl.rec.Name, rc.ArtifactFolder)
 		return
 	}
 	dest, reason := boskos.Free, ""
-	if outcome := e.State.CleanupOutcome(); outcome != "done: nothing left" {
+	if outcome := rc.State.CleanupOutcome(); outcome != "done: nothing left" {
 		dest, reason = boskos.Dirty, leaseDirtyReason(outcome)
 	}
-	e.releaseNow(ctx, rl.client, rl.rec, dest, reason)
+	rc.releaseNow(ctx, rl.client, rl.rec, dest, reason)
 }
 
 // stopHeartbeat ends the heartbeat and leaves the lease as the state
 // records it (a kept run that could not be resumed keeps its testbed).
-func (e *Env) stopHeartbeat() {
-	if rl := e.runLease(); rl != nil {
+func (rc *Run) stopHeartbeat() {
+	if rl := rc.runLease(); rl != nil {
 		rl.end()
 	}
 }
 
 // releaseUnused gives back a lease the run could not use (its user data
 // did not complete the config): nothing was created, so it goes back free.
-func (e *Env) releaseUnused(ctx context.Context) {
-	rl := e.runLease()
+func (rc *Run) releaseUnused(ctx context.Context) {
+	rl := rc.runLease()
 	if rl == nil {
 		return
 	}
 	rl.end()
-	e.releaseNow(ctx, rl.client, rl.rec, boskos.Free, "")
+	rc.releaseNow(ctx, rl.client, rl.rec, boskos.Free, "")
 }
 
 // releaseNow writes the run and the reason into the resource's user data
 // (an empty reason clears an earlier one), releases it to dest, and removes
 // the secrets kept for a resume: whatever Boskos answers, the lease is over.
-func (e *Env) releaseNow(ctx context.Context, c *boskos.Client, rec run.Lease, dest, reason string) {
-	defer os.Remove(filepath.Join(e.KubeconfigDir, leaseSecretsFile))
-	p := wait.Printer{W: e.Out, Prefix: "[lease]"}
+func (rc *Run) releaseNow(ctx context.Context, c *boskos.Client, rec run.Lease, dest, reason string) {
+	defer os.Remove(filepath.Join(rc.KubeconfigDir, leaseSecretsFile))
+	p := wait.Printer{W: rc.Out, Prefix: "[lease]"}
 	ctx = context.WithoutCancel(ctx) // Ctrl-C is why many runs release: do it anyway
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	note := map[string]string{leaseRunKey: e.State.RunID, leaseReasonKey: e.Redactor.String(reason)}
+	note := map[string]string{leaseRunKey: rc.State.RunID, leaseReasonKey: rc.Redactor.String(reason)}
 	if err := c.Update(ctx, rec.Name, rec.Owner, boskos.Busy, note); err != nil {
 		p.Printf("cannot write the release note on %s: %v", rec.Name, err)
 	}
 	if err := c.Release(ctx, rec.Name, rec.Owner, dest); err != nil {
 		if boskos.IsLost(err) {
 			// Taken back between the last heartbeat and now: not ours to release.
-			_ = e.State.SetLeaseReleased("lost: " + err.Error())
+			_ = rc.State.SetLeaseReleased("lost: " + err.Error())
 			p.Printf("%s was no longer the run's at release: %v", rec.Name, err)
 			return
 		}
-		_ = e.State.SetLeaseReleased(fmt.Sprintf("release to %s failed: %v", dest, err))
+		_ = rc.State.SetLeaseReleased(fmt.Sprintf("release to %s failed: %v", dest, err))
 		p.Printf("cannot release %s to %s: %v (Boskos's reaper takes it back after its expiry)", rec.Name, dest, err)
 		return
 	}
 	msg := dest
 	if reason != "" {
-		msg += ": " + e.Redactor.String(reason)
+		msg += ": " + rc.Redactor.String(reason)
 	}
-	_ = e.State.SetLeaseReleased(msg)
+	_ = rc.State.SetLeaseReleased(msg)
 	p.Printf("released %s %s", rec.Name, msg)
 }
 
@@ -335,10 +335,10 @@ func ReleaseKeptLease(ctx context.Context, st *run.State, out io.Writer) {
 	if !rec.Held() {
 		return
 	}
-	e := &Env{State: st, Redactor: redact.New(), Out: out, KubeconfigDir: kubeconfigDir(st, true)}
+	rc := &Run{State: st, Redactor: redact.New(), Out: out, KubeconfigDir: kubeconfigDir(st, true)}
 	dest, reason := boskos.Free, ""
 	if outcome := st.CleanupOutcome(); outcome != "done: nothing left" {
 		dest, reason = boskos.Dirty, leaseDirtyReason(outcome)
 	}
-	e.releaseNow(ctx, &boskos.Client{URL: rec.URL}, *rec, dest, reason)
+	rc.releaseNow(ctx, &boskos.Client{URL: rec.URL}, *rec, dest, reason)
 }

@@ -125,7 +125,7 @@ func ErrNoCluster(role string) error {
 
 // installLocalPackages installs the harness's small package set (local
 // profile), so the packages stage checks a real kapp-controller reconcile.
-func installLocalPackages(ctx context.Context, env *Env, stage string, k *kube.Cluster, iv config.Interval) error {
+func installLocalPackages(ctx context.Context, env *Run, stage string, k *kube.Cluster, iv config.Interval) error {
 	return packages.InstallSamplePackages(ctx, packages.SampleInput{Client: k.Client, Timeout: iv.Timeout, Interval: iv.Poll,
 		Progress: env.Out, Prefix: "[" + stage + "]"})
 }

@@ -54,8 +54,8 @@ func NewEnv(o EnvOptions) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	env := &Env{Registry: o.Registry, ArtifactFolder: folder, Redactor: redact.New(), Resume: o.Resume,
-		SkipCleanup: o.SkipCleanup, External: o.External, ReadOnly: o.ReadOnly}
+	env := &Env{Run: &Run{Registry: o.Registry, ArtifactFolder: folder, Redactor: redact.New(), Resume: o.Resume,
+		SkipCleanup: o.SkipCleanup, External: o.External, ReadOnly: o.ReadOnly}}
 	env.Out = env.Redactor.Writer(o.Out)
 	if err := os.MkdirAll(folder, 0o755); err != nil {
 		return env, fmt.Errorf("cannot create the artifacts folder %s: %w", folder, err)

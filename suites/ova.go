@@ -127,11 +127,11 @@ func OVASpec(_ context.Context, inputGetter func() OVASpecInput) {
 			if err != nil {
 				return err
 			}
-			if err := generateTestOVAs(env, input.OVAs); err != nil {
+			if err := generateTestOVAs(env.Run, input.OVAs); err != nil {
 				return err
 			}
 			results, err := importOVAs(ctx, env, input, session)
-			reportImports(env, results)
+			reportImports(env.Run, results)
 			if err != nil {
 				return err
 			}
@@ -153,7 +153,7 @@ func OVASpec(_ context.Context, inputGetter func() OVASpecInput) {
 			Skip("the import did not pass, so there is nothing to reuse")
 		}
 		results, err := importOVAs(ctx, env, input, session)
-		reportImports(env, results)
+		reportImports(env.Run, results)
 		Expect(err).NotTo(HaveOccurred())
 		for _, r := range results {
 			Expect(r.Action).To(Equal(vsphere.Reused), "template %s was %s on the second import; an unchanged OVA must be reused", r.Name, r.Action)
@@ -201,7 +201,7 @@ func vsphereSession(ctx context.Context, env *Env, connect config.Interval) (*vs
 // generateTestOVAs writes the OVAs the config asks to synthesize (local
 // profile): no binary OVA is committed. The seed comes from the name, so the
 // same config always produces the same OVA and a second import can reuse it.
-func generateTestOVAs(env *Env, ovas []config.OVA) error {
+func generateTestOVAs(env *Run, ovas []config.OVA) error {
 	for _, o := range ovas {
 		if o.Generate == nil {
 			continue
@@ -273,7 +273,7 @@ func expectedProperties(ovas []config.OVA, template string) map[string]string {
 	return nil
 }
 
-func reportImports(env *Env, results []vsphere.Result) {
+func reportImports(env *Run, results []vsphere.Result) {
 	var b strings.Builder
 	for _, r := range results {
 		fmt.Fprintf(&b, "%-40s %-9s %8.1f MiB %6.2fs %s%s\n", r.Name, r.Action, float64(r.Bytes)/(1<<20), r.Duration.Seconds(), identityOf(r), cost(r))

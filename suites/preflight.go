@@ -15,7 +15,7 @@ const minInotifyInstances = 512
 
 // warnHostLimits says, before any cluster is created, when the host is likely
 // to fail node containers later, and how to fix it.
-func warnHostLimits(env *Env) {
+func warnHostLimits(env *Run) {
 	b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_instances")
 	if err != nil {
 		return

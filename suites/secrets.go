@@ -70,7 +70,7 @@ func maskedFail(r *redact.Redactor, fail func(string, ...int)) func(string, ...i
 }
 
 // failf fails the current node with a masked message.
-func failf(env *Env, format string, args ...any) {
+func failf(env *Run, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	if env != nil && env.Redactor != nil {
 		msg = env.Redactor.String(msg)
@@ -80,7 +80,7 @@ func failf(env *Env, format string, args ...any) {
 
 // runSecrets are the secret values this run handled: the config's, the
 // simulator's password, and the credentials of every kubeconfig of the run.
-func runSecrets(env *Env) []string {
+func runSecrets(env *Run) []string {
 	var out []string
 	if env.Config != nil {
 		out = append(out, env.Config.Secrets()...)
@@ -113,7 +113,7 @@ func runSecrets(env *Env) []string {
 // scan decodes them itself, independently of the redactor), and secret
 // shapes (private keys, kubeconfig credentials, Secret data) left unmasked.
 // A folder or file it cannot read is an error: the run is not proven clean.
-func scanArtifacts(env *Env) (findings []leakcheck.Finding, scanned int, err error) {
+func scanArtifacts(env *Run) (findings []leakcheck.Finding, scanned int, err error) {
 	if env.ArtifactFolder == "" {
 		return nil, 0, errors.New("the run has no artifacts folder to scan")
 	}
@@ -128,11 +128,11 @@ func scanArtifacts(env *Env) (findings []leakcheck.Finding, scanned int, err err
 
 // rememberSecrets keeps the run's secrets as they are before cleanup removes
 // the kubeconfigs that hold some of them, for the final scan.
-func (e *Env) rememberSecrets() {
-	s := runSecrets(e)
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.scanSecrets = s
+func (r *Run) rememberSecrets() {
+	s := runSecrets(r)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.scanSecrets = s
 }
 
 // scanFailure is the message of a secret scan that found leaks or could not

@@ -22,7 +22,7 @@ func TestScanFindsWhatTheRedactorDoesNotKnow(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(folder, "events.txt"), []byte("ok\nGET /x?p="+leak+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := &Env{ArtifactFolder: folder, runSecrets: []string{scanSecret}}
+	env := &Run{ArtifactFolder: folder, runSecrets: []string{scanSecret}}
 	leaks, scanned, err := scanArtifacts(env)
 	if err != nil || scanned != 1 || len(leaks) != 1 || leaks[0].File != "events.txt" || leaks[0].Line != 2 {
 		t.Fatalf("leaks %v, scanned %d, err %v", leaks, scanned, err)
@@ -33,7 +33,7 @@ func TestScanFindsWhatTheRedactorDoesNotKnow(t *testing.T) {
 }
 
 func TestScanThatCannotReadFails(t *testing.T) {
-	env := &Env{ArtifactFolder: filepath.Join(t.TempDir(), "never-created"), runSecrets: []string{scanSecret}}
+	env := &Run{ArtifactFolder: filepath.Join(t.TempDir(), "never-created"), runSecrets: []string{scanSecret}}
 	_, _, err := scanArtifacts(env)
 	if err == nil {
 		t.Fatal("a scan of a folder that does not exist passed")
@@ -42,7 +42,7 @@ func TestScanThatCannotReadFails(t *testing.T) {
 	if !strings.Contains(msg, "not proven") || !strings.Contains(msg, "Fix:") {
 		t.Errorf("message: %s", msg)
 	}
-	if _, _, err := scanArtifacts(&Env{}); err == nil {
+	if _, _, err := scanArtifacts(&Run{}); err == nil {
 		t.Error("a run without an artifacts folder passed the scan")
 	}
 }

@@ -38,7 +38,7 @@ func selfHostedCleanup(env *Env, deleteTimeout, poll time.Duration) (f clusters.
 		return clusters.RemoveContainers(removedByContainerID), true, nil
 	}
 	t := &teardownCluster{env: env, deleteTimeout: deleteTimeout}
-	return selfHostedDeleter(env, t, deleteTimeout, poll), false, t.prepare
+	return selfHostedDeleter(env.Run, t, deleteTimeout, poll), false, t.prepare
 }
 
 // selfHostedDeleter deletes a self-hosted management cluster as `tanzu
@@ -47,7 +47,7 @@ func selfHostedCleanup(env *Env, deleteTimeout, poll time.Duration) (f clusters.
 // then a Cluster API delete there, then the kind cluster goes. A management
 // cluster cannot delete itself, and removing its containers by label only
 // exists for CAPD (on vSphere it would leave every VM running).
-func selfHostedDeleter(env *Env, t *teardownCluster, deleteTimeout, poll time.Duration) clusters.SelfHostedFunc {
+func selfHostedDeleter(env *Run, t *teardownCluster, deleteTimeout, poll time.Duration) clusters.SelfHostedFunc {
 	return func(ctx context.Context, r run.Resource) (string, error) {
 		env.Printf("[cleanup] %s is self-hosted: moving it back into a throw-away kind cluster %s to delete it there", r.Key(), t.name())
 		t.start(ctx)
@@ -125,7 +125,7 @@ func (t *teardownCluster) start(ctx context.Context) {
 			// anything fails, release, cleanup and the leak checks still see it.
 			_, t.err = bootstrap.Bootstrap(ctx, bootstrap.Input{Name: t.name(), NodeImage: cfg.Clusters.Bootstrap.NodeImage,
 				KubeconfigPath: t.kubeconfig(), Images: images(cfg, RoleBootstrap), ClusterctlConfigPath: env.ClusterctlConfig(""),
-				Providers: providersOf(cfg), State: env.State, CreatedBy: "cleanup", Timeouts: bootstrapTimeouts(env),
+				Providers: providersOf(cfg), State: env.State, CreatedBy: "cleanup", Timeouts: bootstrapTimeouts(env.Run),
 				Progress: env.Out, Prefix: "[cleanup]"})
 		}()
 	})

@@ -31,10 +31,10 @@ type StageFuncs struct {
 // entry, and fails the spec with the stage's error.
 func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 	if err := env.Validate(); err != nil {
-		failf(env, "%v", err)
+		failf(env.Run, "%v", err)
 	}
 	if _, ok := env.Registry.Get(name); !ok {
-		failf(env, "stage %q is not in the registry: add its Stage to suites/registry.go", name)
+		failf(env.Run, "stage %q is not in the registry: add its Stage to suites/registry.go", name)
 	}
 	for _, dep := range env.Registry.Needs(name) {
 		if !env.External && !env.State.Passed(dep) {
@@ -50,14 +50,14 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 		env.Printf("[%s] resuming: stage passed in the kept run, checking it is still healthy", name)
 		// The reused stage's duration is the re-attach, not the kept run's build.
 		if err := env.State.ReuseStage(name); err != nil {
-			failf(env, "cannot write the state file: %v", err)
+			failf(env.Run, "cannot write the state file: %v", err)
 		}
 		start := time.Now()
 		if err := f.Reattach(ctx); err != nil {
 			msg := env.Redactor.String(fmt.Sprintf("stage %s passed in the kept run but cannot be reused: %v\n"+
 				"Fix: run without RESUME=1 (after `make clean-run ARTIFACTS=%s`), or repair the cluster", name, err, env.ArtifactFolder))
 			_ = env.State.EndStage(name, run.StatusFailed, msg)
-			failf(env, "%s", msg)
+			failf(env.Run, "%s", msg)
 		}
 		kept, _ := env.State.Stage(name)
 		_ = env.State.EndStage(name, run.StatusReused, fmt.Sprintf("re-attached to the kept run (built there in %.1fs)", kept.KeptSeconds))
@@ -67,10 +67,10 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 	}
 	if lost := env.LeaseLost(); lost != nil {
 		_ = env.State.EndStage(name, run.StatusFailed, lost.Error())
-		failf(env, "stage %s not started: %v", name, lost)
+		failf(env.Run, "stage %s not started: %v", name, lost)
 	}
 	if err := env.State.StartStage(name); err != nil {
-		failf(env, "cannot write the state file: %v", err)
+		failf(env.Run, "cannot write the state file: %v", err)
 	}
 	start := time.Now()
 	env.Printf("[%s] started", name)
@@ -90,7 +90,7 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 	msg := ""
 	if err != nil {
 		status = run.StatusFailed
-		msg = failureMessage(env, ctx, err)
+		msg = failureMessage(env.Run, ctx, err)
 	}
 	t := env.tail(name)
 	if t != nil && err != nil {
@@ -108,7 +108,7 @@ func RunStage(ctx context.Context, env *Env, name string, f StageFuncs) {
 	AddReportEntry("stage", run.StageTiming{Stage: name, Status: status, Started: start, Seconds: secs})
 	env.Printf("[%s] %s in %.1fs", name, status, secs)
 	if err != nil {
-		failf(env, "stage %s failed after %.0fs: %s", name, secs, indent(msg))
+		failf(env.Run, "stage %s failed after %.0fs: %s", name, secs, indent(msg))
 	}
 }
 

@@ -21,7 +21,7 @@ import (
 // exists.
 func SuiteSetup(ctx context.Context, env *Env) error {
 	if err := ProtectSecrets(env); err != nil {
-		failf(env, "cannot protect the run's output from secrets: %v", err)
+		failf(env.Run, "cannot protect the run's output from secrets: %v", err)
 	}
 	env.Printf("run %s: profile %s, artifacts in %s", env.State.RunID, env.Config.Profile, env.ArtifactFolder)
 	env.Printf("kubeconfigs (outside the artifacts, they hold keys): %s", env.KubeconfigDir)
@@ -109,7 +109,7 @@ func SuiteTeardown(ctx context.Context, env *Env) {
 	}
 	in := env.Registry.Cleanup(env.CleanupOptions())
 	if err := cleanup.All(ctx, in); err != nil {
-		failf(env, "cleanup: %v\nThe state file %s lists what may remain, with the commands to delete it.", err, env.State.Path())
+		failf(env.Run, "cleanup: %v\nThe state file %s lists what may remain, with the commands to delete it.", err, env.State.Path())
 	}
 	_ = os.RemoveAll(env.KubeconfigDir)
 }

@@ -68,7 +68,7 @@ func (e *Env) StartTail(stage, what string, f func(ctx context.Context) (TailRes
 		res, err := f(ctx)
 		status, msg := run.StatusPassed, ""
 		if err != nil {
-			status, msg = run.StatusFailed, failureMessage(e, ctx, err)
+			status, msg = run.StatusFailed, failureMessage(e.Run, ctx, err)
 		}
 		t.res, t.err = res, err
 		<-t.released
@@ -117,7 +117,7 @@ func (t *tail) stop(e *Env, why string) {
 // failureMessage is a failed stage's message for the state file and the
 // report: redacted, and led by the cause the classifier reads when the
 // stage's context ended under it ("lease lost: ", "interrupted: ").
-func failureMessage(env *Env, ctx context.Context, err error) string {
+func failureMessage(env *Run, ctx context.Context, err error) string {
 	msg := env.Redactor.String(err.Error())
 	var lost *boskos.LostError
 	switch {
@@ -159,7 +159,7 @@ func JoinSpec(stage string, env func() *Env) {
 			select {
 			case <-t.done:
 			case <-ctx.Done():
-				failf(e, "interrupted while waiting for stage %s's %s", stage, t.what)
+				failf(e.Run, "interrupted while waiting for stage %s's %s", stage, t.what)
 			}
 		}
 		StepEntries(e, stage, t.res.Steps)
@@ -169,7 +169,7 @@ func JoinSpec(stage string, env func() *Env) {
 		rec, _ := e.State.Stage(stage)
 		AddReportEntry("stage", run.StageTiming{Stage: stage, Status: rec.Status, Started: rec.Started, Seconds: rec.Seconds})
 		if t.err != nil {
-			failf(e, "stage %s failed after %.0fs, in %s: %s", stage, rec.Seconds, t.what, indent(rec.Message))
+			failf(e.Run, "stage %s failed after %.0fs, in %s: %s", stage, rec.Seconds, t.what, indent(rec.Message))
 		}
 	})
 }

@@ -13,7 +13,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,9 +25,8 @@ import (
 )
 
 var (
-	configPath     = flag.String("e2e.config", "../../config/local.yaml", "harness profile (its placement matrix, package list and intervals are used)")
-	configOverride = flag.String("e2e.config-overrides", "", "comma-separated override files merged over the profile")
-	artifactFolder = flag.String("e2e.artifacts-folder", "", "where reports go (default ../../artifacts/verify-<time>)")
+	profile = suites.RegisterProfileFlags("../../config/local.yaml", "harness profile (its placement matrix, package list and intervals are used)",
+		"where reports go (default ../../artifacts/verify-<time>)")
 	mgmtKubeconfig = flag.String("e2e.management-kubeconfig", "", "kubeconfig of the management cluster")
 	wlKubeconfig   = flag.String("e2e.workload-kubeconfig", "", "kubeconfig of the workload cluster")
 	winKubeconfig  = flag.String("e2e.windows-workload-kubeconfig", "", "kubeconfig of a Windows workload cluster")
@@ -45,16 +43,11 @@ func TestVerify(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	folder := *artifactFolder
-	if folder == "" {
-		folder = filepath.Join("..", "..", "artifacts", "verify-"+time.Now().UTC().Format("20060102-150405"))
-	}
+	folder := profile.ArtifactFolder(func() string {
+		return filepath.Join("..", "..", "artifacts", "verify-"+time.Now().UTC().Format("20060102-150405"))
+	})
 	var err error
-	var overrides []string
-	if *configOverride != "" {
-		overrides = strings.Split(*configOverride, ",")
-	}
-	env, err = suites.NewEnv(suites.EnvOptions{Registry: lifecycle.Registry, ConfigPath: *configPath, Overrides: overrides, ArtifactFolder: folder,
+	env, err = suites.NewEnv(suites.EnvOptions{Registry: lifecycle.Registry, ConfigPath: profile.ConfigPath(), Overrides: profile.Overrides(), ArtifactFolder: folder,
 		External: true, ReadOnly: *readOnly, Out: GinkgoWriter})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(suites.ProtectSecrets(env)).To(Succeed())

@@ -3,6 +3,7 @@ package boskos_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -92,9 +93,14 @@ func TestRealLeaseLifecycle(t *testing.T) {
 	if err := c.Release(ctx, r2.Name, "janitor", boskos.Free); err != nil {
 		t.Fatalf("janitor release: %v", err)
 	}
-	m, err := c.Metric(ctx, clientTestType)
-	if err != nil || m.Current[boskos.Free] != 1 {
-		t.Fatalf("metric after release: %+v, %v; want 1 free", m, err)
+	// The metric reads the same informer cache (measured: right after the
+	// release it still showed the janitor's busy lease once in CI).
+	if err := wait.For(ctx, wait.Options{What: "the metric to show the released resource free", Timeout: 5 * time.Second, Interval: 100 * time.Millisecond},
+		func(ctx context.Context) (bool, string, error) {
+			m, err := c.Metric(ctx, clientTestType)
+			return err == nil && m.Current[boskos.Free] == 1, fmt.Sprintf("%+v", m), err
+		}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/internal/testutil"
 )
 
 func TestMachinesSummarySaysWhichMachineIsBehind(t *testing.T) {
@@ -67,13 +68,7 @@ func TestProvisionNamesEachMissingTimeout(t *testing.T) {
 // fakeDocker is a context whose Runtime is Cluster API's fake (its delete
 // calls logged) and whose Inventory lists cs until the fake deletes them.
 func fakeDocker(t *testing.T, cs ...node.ContainerInfo) (context.Context, *container.FakeRuntime) {
-	t.Helper()
-	rt, err := container.NewFakeClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := rt.(*container.FakeRuntime)
-	fake.ResetDeleteContainerCallLogs()
+	rt, fake := testutil.FakeContainers(t)
 	inv := &node.FakeInventory{Runtime: fake, Containers: cs}
 	return node.InventoryInto(container.RuntimeInto(t.Context(), rt), inv), fake
 }

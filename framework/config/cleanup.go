@@ -55,25 +55,28 @@ func (c *Config) RemovesSelfHostedContainers() bool {
 }
 
 func (c *Config) validateCleanup(add func(key, msg, fix string)) {
-	switch c.Cleanup.SelfHosted {
-	case SelfHostedMoveBack:
-	case SelfHostedRemoveContainers:
-		c.onlyDocker(add, "cleanup.selfHosted", "set cleanup.selfHosted: moveBack, or leave it unset (config/local.yaml reads CLEANUP_SELF_HOSTED=moveBack): "+
-			"the management cluster is then moved back into a throw-away kind cluster and deleted there, on every provider")
-	default:
-		add("cleanup.selfHosted", fmt.Sprintf("unknown value %q", c.Cleanup.SelfHosted),
-			"use moveBack (the default: move it back into a throw-away kind cluster and delete it there; every provider) "+
-				"or removeContainers (remove the run's recorded containers by ID; infrastructure provider docker only)")
-	}
-	switch c.Cleanup.Managed {
-	case ManagedDelete:
-	case ManagedRemoveContainers:
-		c.onlyDocker(add, "cleanup.managed", "set cleanup.managed: delete, or leave it unset (config/local.yaml reads CLEANUP_MANAGED=delete): "+
-			"the workload cluster is then deleted through its management cluster, on every provider")
-	default:
-		add("cleanup.managed", fmt.Sprintf("unknown value %q", c.Cleanup.Managed),
-			"use delete (the default: a Cluster API delete through its management cluster; every provider) "+
-				"or removeContainers (remove the run's recorded containers by ID; infrastructure provider docker only)")
+	for _, k := range []struct {
+		key, value, safe, env string
+		// then is what the safe value does, said after choosing it;
+		// def is the same as the default's description.
+		then, def string
+	}{
+		{"cleanup.selfHosted", c.Cleanup.SelfHosted, SelfHostedMoveBack, "CLEANUP_SELF_HOSTED",
+			"the management cluster is then moved back into a throw-away kind cluster and deleted there, on every provider",
+			"move it back into a throw-away kind cluster and delete it there"},
+		{"cleanup.managed", c.Cleanup.Managed, ManagedDelete, "CLEANUP_MANAGED",
+			"the workload cluster is then deleted through its management cluster, on every provider",
+			"a Cluster API delete through its management cluster"},
+	} {
+		switch k.value {
+		case k.safe:
+		case SelfHostedRemoveContainers: // the same word for both keys
+			c.onlyDocker(add, k.key, fmt.Sprintf("set %s: %s, or leave it unset (config/local.yaml reads %s=%s): %s", k.key, k.safe, k.env, k.safe, k.then))
+		default:
+			add(k.key, fmt.Sprintf("unknown value %q", k.value),
+				fmt.Sprintf("use %s (the default: %s; every provider) ", k.safe, k.def)+
+					"or removeContainers (remove the run's recorded containers by ID; infrastructure provider docker only)")
+		}
 	}
 }
 

@@ -10,18 +10,14 @@ import (
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/internal/testutil"
 )
 
 // fakeRun is a run's state and Cluster API's fake container runtime, its
 // delete log empty.
 func fakeRun(t *testing.T) (container.Runtime, *container.FakeRuntime, *run.State) {
 	t.Helper()
-	rt, err := container.NewFakeClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := rt.(*container.FakeRuntime)
-	fake.ResetDeleteContainerCallLogs()
+	rt, fake := testutil.FakeContainers(t)
 	st, err := run.New(t.TempDir(), "20261122-100000-abcde", "local", "")
 	if err != nil {
 		t.Fatal(err)

@@ -79,6 +79,18 @@ func result(t *testing.T, r *Report, component string) Result {
 	return Result{}
 }
 
+// evalWorkload evaluates the healthy workload snapshot after change.
+func evalWorkload(t *testing.T, change func(*Snapshot)) *Report {
+	t.Helper()
+	snap := healthyWorkload()
+	change(&snap)
+	r, err := Evaluate(mustParse(t, evalMatrix), assert.Workload, "wl", snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 func TestEvaluateHealthy(t *testing.T) {
 	m := mustParse(t, evalMatrix)
 	r, err := Evaluate(m, assert.Workload, "wl", healthyWorkload())
@@ -135,10 +147,9 @@ func TestEvaluateMissing(t *testing.T) {
 }
 
 func TestEvaluateCrashLoopIsNotReady(t *testing.T) {
-	m := mustParse(t, evalMatrix)
-	snap := healthyWorkload()
-	snap.Pods[3] = deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "md-0", crashLooping(2))
-	r, _ := Evaluate(m, assert.Workload, "wl", snap)
+	r := evalWorkload(t, func(s *Snapshot) {
+		s.Pods[3] = deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "md-0", crashLooping(2))
+	})
 	res := result(t, r, "kapp-controller")
 	if res.Verdict != assert.NotReady {
 		t.Fatalf("verdict %q, want not ready", res.Verdict)
@@ -153,10 +164,9 @@ func TestEvaluateCrashLoopIsNotReady(t *testing.T) {
 }
 
 func TestEvaluateRestartBudget(t *testing.T) {
-	m := mustParse(t, evalMatrix)
-	snap := healthyWorkload()
-	snap.Pods[1] = dsPod("kube-system", "kube-proxy", "abcde", "cp-0", restarted(4))
-	r, _ := Evaluate(m, assert.Workload, "wl", snap)
+	r := evalWorkload(t, func(s *Snapshot) {
+		s.Pods[1] = dsPod("kube-system", "kube-proxy", "abcde", "cp-0", restarted(4))
+	})
 	res := result(t, r, "kube-proxy")
 	if res.Verdict != assert.NotReady || !strings.Contains(res.Pods[0].Problems[0], "4 restarts, budget 3") {
 		t.Fatalf("want restart budget violation, got %q %+v", res.Verdict, res.Pods)
@@ -167,88 +177,77 @@ func TestEvaluateRestartBudget(t *testing.T) {
 }
 
 func TestEvaluateControlPlaneOnly(t *testing.T) {
-	m := mustParse(t, evalMatrix)
-	snap := healthyWorkload()
-	snap.Pods = append(snap.Pods, staticPod("kube-apiserver", "md-0"))
-	r, _ := Evaluate(m, assert.Workload, "wl", snap)
+	r := evalWorkload(t, func(s *Snapshot) {
+		s.Pods = append(s.Pods, staticPod("kube-apiserver", "md-0"))
+	})
 	res := result(t, r, "kube-apiserver")
 	if res.Verdict != assert.Unexpected || !strings.Contains(res.Detail, "1/2 pod(s) off the control plane") {
 		t.Fatalf("got %q %q", res.Verdict, res.Detail)
 	}
 }
 
-func TestEvaluateOptionalPresentMustBeHealthy(t *testing.T) {
-	m := mustParse(t, evalMatrix)
-	snap := healthyWorkload()
-	snap.Pods = append(snap.Pods, deployPod("kube-system", "metrics-server", "6ff66f4589", "v2lrl", "md-0", crashLooping(1)),
-		basePod("vmware-system-antrea", "register-placeholder-x1", "md-0"))
-	r, _ := Evaluate(m, assert.Workload, "wl", snap)
-	if v := result(t, r, "metrics-server").Verdict; v != assert.NotReady {
-		t.Errorf("optional but crashlooping: %q, want not ready", v)
-	}
-	if v := result(t, r, "register-placeholder").Verdict; v != assert.OK {
-		t.Errorf("optional, present by name prefix: %q, want ok", v)
+// One change to the healthy workload snapshot, one row's verdict.
+func TestEvaluateRowVerdicts(t *testing.T) {
+	for _, c := range []struct {
+		name, row string
+		change    func(*Snapshot)
+		want      assert.Verdict
+	}{
+		// Owner matching must not confuse cert-manager with
+		// cert-manager-cainjector, which a name prefix would.
+		{"a deployment matches by exact name", "cert-manager", func(s *Snapshot) {
+			s.Pods = append(s.Pods, deployPod("cert-manager", "cert-manager-cainjector", "6cc99f4f85", "tqfc9", "md-0"))
+		}, assert.Absent},
+		{"a plain pod named like a static pod is not one", "kube-apiserver", func(s *Snapshot) {
+			s.Pods[0] = basePod("kube-system", "kube-apiserver-cp-0", "cp-0")
+		}, assert.Missing},
+		{"every listed namespace is accepted", "kapp-controller", func(s *Snapshot) {
+			s.Pods[3] = deployPod("kapp-controller", "kapp-controller", "5f5d9c8b7", "abcde", "md-0")
+		}, assert.OK},
+		{"optional but crashlooping", "metrics-server", func(s *Snapshot) {
+			s.Pods = append(s.Pods, deployPod("kube-system", "metrics-server", "6ff66f4589", "v2lrl", "md-0", crashLooping(1)))
+		}, assert.NotReady},
+		{"optional, present by name prefix", "register-placeholder", func(s *Snapshot) {
+			s.Pods = append(s.Pods, basePod("vmware-system-antrea", "register-placeholder-x1", "md-0"))
+		}, assert.OK},
+	} {
+		if v := result(t, evalWorkload(t, c.change), c.row).Verdict; v != c.want {
+			t.Errorf("%s: row %s is %q, want %q", c.name, c.row, v, c.want)
+		}
 	}
 }
 
-// Owner matching must not confuse cert-manager with cert-manager-cainjector,
-// which a name prefix would.
-func TestMatchDeploymentIsExact(t *testing.T) {
-	m := mustParse(t, evalMatrix)
-	snap := healthyWorkload()
-	snap.Pods = append(snap.Pods, deployPod("cert-manager", "cert-manager-cainjector", "6cc99f4f85", "tqfc9", "md-0"))
-	r, _ := Evaluate(m, assert.Workload, "wl", snap)
-	if v := result(t, r, "cert-manager").Verdict; v != assert.Absent {
-		t.Errorf("cert-manager-cainjector counted as cert-manager: %q", v)
-	}
+// A pod in a matrix namespace that matches no row is listed, not dropped.
+func TestEvaluateListsUnmatchedPods(t *testing.T) {
+	r := evalWorkload(t, func(s *Snapshot) {
+		s.Pods = append(s.Pods, deployPod("cert-manager", "cert-manager-cainjector", "6cc99f4f85", "tqfc9", "md-0"))
+	})
 	if len(r.Unmatched) != 1 || r.Unmatched[0].Name != "cert-manager-cainjector-6cc99f4f85-tqfc9" {
-		t.Errorf("the cainjector pod is in a matrix namespace and matches no row, want it listed: %+v", r.Unmatched)
-	}
-}
-
-func TestMatchStaticPodNeedsMirrorAnnotation(t *testing.T) {
-	m := mustParse(t, evalMatrix)
-	snap := healthyWorkload()
-	snap.Pods[0] = basePod("kube-system", "kube-apiserver-cp-0", "cp-0") // same name, not a mirror pod
-	r, _ := Evaluate(m, assert.Workload, "wl", snap)
-	if v := result(t, r, "kube-apiserver").Verdict; v != assert.Missing {
-		t.Errorf("a plain pod named like a static pod matched: %q", v)
+		t.Errorf("want the cainjector pod listed as unmatched: %+v", r.Unmatched)
 	}
 }
 
 func TestEvaluateIgnoresTerminatingAndCompletedPods(t *testing.T) {
-	m := mustParse(t, evalMatrix)
-	snap := healthyWorkload()
-	done := deployPod("capi-system", "capi-controller-manager", "1", "a", "md-0")
-	done.Status.Phase = corev1.PodSucceeded
-	snap.Pods = append(snap.Pods,
-		deployPod("capi-system", "capi-controller-manager", "8778fdfcb", "srm6n", "md-0", terminating()), done,
-		deployPod("tkg-system", "kapp-controller", "old", "zzzzz", "md-0", crashLooping(9), terminating()))
-	r, _ := Evaluate(m, assert.Workload, "wl", snap)
+	r := evalWorkload(t, func(s *Snapshot) {
+		done := deployPod("capi-system", "capi-controller-manager", "1", "a", "md-0")
+		done.Status.Phase = corev1.PodSucceeded
+		s.Pods = append(s.Pods,
+			deployPod("capi-system", "capi-controller-manager", "8778fdfcb", "srm6n", "md-0", terminating()), done,
+			deployPod("tkg-system", "kapp-controller", "old", "zzzzz", "md-0", crashLooping(9), terminating()))
+	})
 	if r.Failed() {
 		t.Errorf("terminating/completed pods were evaluated: %s", r.Summary())
 	}
 }
 
-func TestEvaluateAcceptsEveryListedNamespace(t *testing.T) {
-	m := mustParse(t, evalMatrix)
-	snap := healthyWorkload()
-	snap.Pods[3] = deployPod("kapp-controller", "kapp-controller", "5f5d9c8b7", "abcde", "md-0")
-	r, _ := Evaluate(m, assert.Workload, "wl", snap)
-	if v := result(t, r, "kapp-controller").Verdict; v != assert.OK {
-		t.Errorf("kapp-controller in its upstream namespace: %q, want ok", v)
-	}
-}
-
 func TestEvaluateUnscheduledPod(t *testing.T) {
-	m := mustParse(t, evalMatrix)
-	snap := healthyWorkload()
-	p := deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "")
-	p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
-		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
-		Message: "0/2 nodes are available: 2 node(s) had untolerated taint"}}}
-	snap.Pods[3] = p
-	r, _ := Evaluate(m, assert.Workload, "wl", snap)
+	r := evalWorkload(t, func(s *Snapshot) {
+		p := deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "")
+		p.Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+			Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "Unschedulable",
+			Message: "0/2 nodes are available: 2 node(s) had untolerated taint"}}}
+		s.Pods[3] = p
+	})
 	res := result(t, r, "kapp-controller")
 	if res.Verdict != assert.NotReady || res.Pods[0].Reason != "Unschedulable" || !strings.Contains(res.Pods[0].Message, "untolerated taint") {
 		t.Errorf("got %q %+v", res.Verdict, res.Pods)
@@ -289,22 +288,22 @@ func TestPodJustRestartedAfterAFailureIsNotReadyYet(t *testing.T) {
 // kubelet's words, so the wait ends after its grace; a crash loop may still
 // recover and is not.
 func TestEvaluateRequiredPodWithoutItsImageIsStuck(t *testing.T) {
-	m := mustParse(t, evalMatrix)
-	snap := healthyWorkload()
-	snap.Pods[3] = deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "md-0", func(p *corev1.Pod) {
-		p.Status.Phase = corev1.PodPending
-		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"}}
-		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "manager", Image: "kapp:v0",
-			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull",
-				Message: `Container image "kapp:v0" is not present with pull policy of Never`}}}}
+	r := evalWorkload(t, func(s *Snapshot) {
+		s.Pods[3] = deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "md-0", func(p *corev1.Pod) {
+			p.Status.Phase = corev1.PodPending
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"}}
+			p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "manager", Image: "kapp:v0",
+				State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImageNeverPull",
+					Message: `Container image "kapp:v0" is not present with pull policy of Never`}}}}
+		})
 	})
-	r, _ := Evaluate(m, assert.Workload, "wl", snap)
 	cause := assert.StuckCause(r.Rows())
 	if !strings.HasPrefix(cause, `ErrImageNeverPull: Container image "kapp:v0" is not present`) || !strings.HasSuffix(cause, "placement row kapp-controller") {
 		t.Errorf("StuckCause = %q", cause)
 	}
-	snap.Pods[3] = deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "md-0", crashLooping(2))
-	r, _ = Evaluate(m, assert.Workload, "wl", snap)
+	r = evalWorkload(t, func(s *Snapshot) {
+		s.Pods[3] = deployPod("tkg-system", "kapp-controller", "64c8bdfc86", "lcq2p", "md-0", crashLooping(2))
+	})
 	if !r.Failed() || assert.StuckCause(r.Rows()) != "" {
 		t.Errorf("a crash loop fails but may still heal: failed=%v stuck=%q", r.Failed(), assert.StuckCause(r.Rows()))
 	}

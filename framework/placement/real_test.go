@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -39,6 +40,22 @@ const (
 	podStart  = 2 * time.Minute
 	testImage = "busybox:1.35.0"
 )
+
+// requireDeployments is a workload matrix with one must row per
+// namespace/name Deployment, each row named after its Deployment.
+func requireDeployments(t *testing.T, name string, deployments ...string) *Matrix {
+	t.Helper()
+	y := "name: " + name + "\nroles: [workload]\ncomponents:\n"
+	for _, d := range deployments {
+		ns, dep, _ := strings.Cut(d, "/")
+		y += fmt.Sprintf("- name: %s\n  namespace: %s\n  match: {deployment: %s}\n  roles: {workload: must}\n", dep, ns, dep)
+	}
+	m, err := Parse([]byte(y), "inline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
 
 type realCluster struct {
 	c client.Client
@@ -216,18 +233,7 @@ func TestRealCrashLoopingRequiredPodFails(t *testing.T) {
 	rc := connect(t)
 	ns := "placement-crash-" + suffix()
 	rc.createNamespace(t, ns)
-	m, err := Parse([]byte(`
-name: crash
-roles: [workload]
-components:
-- name: crasher
-  namespace: `+ns+`
-  match: {deployment: crasher}
-  roles: {workload: must}
-`), "inline")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := requireDeployments(t, "crash", ns+"/crasher")
 	d := busyboxDeployment(ns, "crasher", "sh", "-c", "echo harness-crash-marker: cannot open /etc/crasher.conf; exit 3")
 	if err := rc.c.Create(context.Background(), d); err != nil {
 		t.Fatal(err)
@@ -254,22 +260,7 @@ components:
 // Missing: a must row whose pods do not exist.
 func TestRealMissingRequiredComponentFails(t *testing.T) {
 	rc := connect(t)
-	m, err := Parse([]byte(`
-name: missing
-roles: [workload]
-components:
-- name: coredns
-  namespace: kube-system
-  match: {deployment: coredns}
-  roles: {workload: must}
-- name: metrics-server
-  namespace: kube-system
-  match: {deployment: metrics-server}
-  roles: {workload: must}
-`), "inline")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := requireDeployments(t, "missing", "kube-system/coredns", "kube-system/metrics-server")
 	r, err := rc.check(t, m, deviationWindow, nil)
 	if err == nil || result(t, r, "metrics-server").Verdict != assert.Missing || result(t, r, "coredns").Verdict != assert.OK {
 		t.Fatalf("want metrics-server missing and coredns ok, got %v", err)
@@ -314,18 +305,7 @@ func TestRealUnlistedCrashLoopingDaemonSetFails(t *testing.T) {
 	rc.waitForPod(t, "kube-system", name, "unlisted DaemonSet pod restarted at least once", func(p *corev1.Pod) bool {
 		return len(p.Status.ContainerStatuses) > 0 && p.Status.ContainerStatuses[0].RestartCount >= 1
 	})
-	m, err := Parse([]byte(`
-name: unlisted
-roles: [workload]
-components:
-- name: coredns
-  namespace: kube-system
-  match: {deployment: coredns}
-  roles: {workload: must}
-`), "inline")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := requireDeployments(t, "unlisted", "kube-system/coredns")
 	r, err := rc.check(t, m, deviationWindow, nil)
 	if err == nil {
 		t.Fatal("an unlisted crashlooping DaemonSet in kube-system passed the placement check")

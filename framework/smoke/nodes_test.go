@@ -40,6 +40,17 @@ func checkExcluded(t *testing.T, got []Node, want map[string]string) {
 	}
 }
 
+// wantSchedulable checks which of nodes pods with tol may run on (names
+// joined by commas, sorted) and returns schedulableNodes' answer.
+func wantSchedulable(t *testing.T, nodes []corev1.Node, tol []corev1.Toleration, want, why string) []Node {
+	t.Helper()
+	got := schedulableNodes(nodes, tol)
+	if s := strings.Join(names(got, true), ","); s != want {
+		t.Errorf("schedulable = %s, want %s (%s)", s, want, why)
+	}
+	return got
+}
+
 func TestSchedulableNodesLeavesOutTaintedNotReadyCordonedAndNonLinux(t *testing.T) {
 	nodes := append([]corev1.Node{
 		readyNode("w-2"),
@@ -47,10 +58,7 @@ func TestSchedulableNodesLeavesOutTaintedNotReadyCordonedAndNonLinux(t *testing.
 		readyNode("w-1", corev1.Taint{Key: "soft", Effect: corev1.TaintEffectPreferNoSchedule}),
 		readyNode("n-evict", corev1.Taint{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoExecute}),
 	}, unfitNodes(false)...)
-	got := schedulableNodes(nodes, nil)
-	if s := strings.Join(names(got, true), ","); s != "w-1,w-2" {
-		t.Errorf("schedulable = %s, want w-1,w-2 (PreferNoSchedule does not keep pods away)", s)
-	}
+	got := wantSchedulable(t, nodes, nil, "w-1,w-2", "PreferNoSchedule does not keep pods away")
 	checkExcluded(t, got, map[string]string{
 		"cp":      "taint node-role.kubernetes.io/control-plane:NoSchedule",
 		"n-evict": "taint dedicated=db:NoExecute",
@@ -65,10 +73,7 @@ func TestSchedulableNodesLeavesOutTaintedNotReadyCordonedAndNonLinux(t *testing.
 func TestSchedulableNodesHonoursTolerations(t *testing.T) {
 	nodes := []corev1.Node{readyNode("cp", controlPlaneTaint), readyNode("gpu", corev1.Taint{Key: "gpu", Value: "yes", Effect: corev1.TaintEffectNoSchedule})}
 	tol := []corev1.Toleration{{Key: "node-role.kubernetes.io/control-plane", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
-	got := schedulableNodes(nodes, tol)
-	if s := strings.Join(names(got, true), ","); s != "cp" {
-		t.Errorf("schedulable = %s, want cp (tolerated) and not gpu", s)
-	}
+	got := wantSchedulable(t, nodes, tol, "cp", "tolerated, and not gpu")
 	if lo := leftOut(got); lo != "gpu: taint gpu=yes:NoSchedule" {
 		t.Errorf("leftOut = %q", lo)
 	}
@@ -104,18 +109,13 @@ func TestClientsTolerateNoScheduleOnly(t *testing.T) {
 		readyNode("n-evict", corev1.Taint{Key: "dedicated", Value: "db", Effect: corev1.TaintEffectNoExecute}),
 		readyNode("cp-evict", controlPlaneTaint, corev1.Taint{Key: "dedicated", Value: "cp", Effect: corev1.TaintEffectNoExecute}),
 	}, unfitNodes(true)...)
-	got := schedulableNodes(nodes, clientTolerations)
-	if s := strings.Join(names(got, true), ","); s != "cp,gpu,md-0" {
-		t.Errorf("client nodes = %s, want cp,gpu,md-0", s)
-	}
+	got := wantSchedulable(t, nodes, clientTolerations, "cp,gpu,md-0", "the clients' nodes")
 	checkExcluded(t, got, map[string]string{
 		"n-evict":  "taint dedicated=db:NoExecute",
 		"cp-evict": "taint dedicated=cp:NoExecute",
 	})
 	// The servers on the same nodes: only the untainted worker.
-	if s := strings.Join(names(schedulableNodes(nodes, podTolerations), true), ","); s != "md-0" {
-		t.Errorf("server nodes = %s, want md-0", s)
-	}
+	wantSchedulable(t, nodes, podTolerations, "md-0", "the servers' nodes")
 }
 
 func TestClientPodToleratesNoScheduleAndServersNothing(t *testing.T) {

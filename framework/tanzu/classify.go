@@ -65,14 +65,7 @@ func (f *Failure) Error() string {
 	if f.Phase != "" {
 		fmt.Fprintf(&b, " in phase %s", f.Phase)
 	}
-	switch {
-	case f.Kind == KindTimeout:
-		fmt.Fprintf(&b, ": killed after %s", f.Timeout)
-	case f.Signal != "":
-		fmt.Fprintf(&b, ": ended by %s", f.Signal)
-	default:
-		fmt.Fprintf(&b, ": exit code %d", f.ExitCode)
-	}
+	b.WriteString(": " + f.ended(false))
 	if len(f.Pending) > 0 {
 		fmt.Fprintf(&b, "; still waiting for %s", strings.Join(f.Pending, ", "))
 	}
@@ -85,6 +78,20 @@ func (f *Failure) Error() string {
 	return b.String()
 }
 
+// ended says how the command ended; how says by what means too, for the
+// summary.
+func (f *Failure) ended(how bool) string {
+	switch {
+	case f.Kind == KindTimeout && how:
+		return fmt.Sprintf("killed by the harness after %s (SIGINT to its process group, then SIGKILL)", f.Timeout)
+	case f.Kind == KindTimeout:
+		return fmt.Sprintf("killed after %s", f.Timeout)
+	case f.Signal != "":
+		return "ended by " + f.Signal
+	}
+	return fmt.Sprintf("exit code %d", f.ExitCode)
+}
+
 // Markdown renders the failure for SUMMARY.md: a heading line, the facts,
 // and the quoted lines in a fenced block.
 func (f *Failure) Markdown() string {
@@ -93,14 +100,7 @@ func (f *Failure) Markdown() string {
 	if f.Phase != "" {
 		fmt.Fprintf(&b, "- phase: %s\n", f.Phase)
 	}
-	switch {
-	case f.Kind == KindTimeout:
-		fmt.Fprintf(&b, "- killed by the harness after %s (SIGINT to its process group, then SIGKILL)\n", f.Timeout)
-	case f.Signal != "":
-		fmt.Fprintf(&b, "- ended by %s\n", f.Signal)
-	default:
-		fmt.Fprintf(&b, "- exit code %d\n", f.ExitCode)
-	}
+	b.WriteString("- " + f.ended(true) + "\n")
 	if len(f.Pending) > 0 {
 		fmt.Fprintf(&b, "- still waiting for: %s\n", assert.OneLine(strings.Join(f.Pending, ", ")))
 	}

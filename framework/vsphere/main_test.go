@@ -1,13 +1,11 @@
 package vsphere_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 
 	"github.com/tkg-e2e/harness/framework/vsphere"
 	"github.com/tkg-e2e/harness/framework/vsphere/ovagen"
+	"github.com/tkg-e2e/harness/internal/testutil"
 )
 
 // One simulator for the package: it starts in well under a second, but the
@@ -65,23 +64,7 @@ func writeOVA(t *testing.T, name string, o ovagen.Options) *ovagen.Result {
 	return r
 }
 
-// syncBuffer collects progress lines written from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testutil.SyncBuffer
 
 func input(progress *syncBuffer, ovas ...vsphere.OVA) vsphere.ImportInput {
 	in := vsphere.ImportInput{Placement: placement, OVAs: ovas, Concurrency: 2, Timeout: time.Minute,

@@ -52,7 +52,7 @@ func tanzuResult(e *suites.Env, role string) *tanzu.Result {
 
 // tanzuClusterReady waits until the Cluster object of c, on holder, is
 // Available and every one of its Machines is Running with a node.
-func tanzuClusterReady(ctx context.Context, env *suites.Env, stage string, holder, c *suites.Cluster, iv config.Interval) error {
+func tanzuClusterReady(ctx context.Context, env *suites.Run, stage string, holder, c *suites.Cluster, iv config.Interval) error {
 	if holder == nil || c == nil {
 		return fmt.Errorf("the tanzu CLI passed but the %s stage has no cluster to check (holder %v, cluster %v)", stage, holder != nil, c != nil)
 	}
@@ -80,7 +80,7 @@ func tanzuClusterReady(ctx context.Context, env *suites.Env, stage string, holde
 // CLI's move: its own Cluster is there and unpaused, its Machines reconcile
 // Running with nodes, and then keep their names, provider IDs and UIDs
 // for settle (a move that replaced a Machine shows as a rollout).
-func tanzuNoRollout(ctx context.Context, env *suites.Env, to *suites.Cluster, reconcile, settle config.Interval) error {
+func tanzuNoRollout(ctx context.Context, env *suites.Run, to *suites.Cluster, reconcile, settle config.Interval) error {
 	k, err := to.Connect()
 	if err != nil {
 		return err

@@ -250,13 +250,13 @@ func reportPhases(env *suites.Env, stage string, res *tanzu.Result, phases []tan
 	// per run, and a JUnit name that changes every run has no history.
 	name, _, _ := strings.Cut(res.Command, " -")
 	AddReportEntry(name+" (phases)", phaseTable(res))
-	if err := recordPhases(env, stage, phases); err != nil {
+	if err := recordPhases(env.Run, stage, phases); err != nil {
 		env.Printf("[%s] %v", stage, err)
 	}
 }
 
 // recordPhases records phases as the stage's steps in the run state.
-func recordPhases(env *suites.Env, stage string, phases []tanzu.Phase) error {
+func recordPhases(env *suites.Run, stage string, phases []tanzu.Phase) error {
 	steps := make([]run.StepTiming, 0, len(phases))
 	for _, p := range phases {
 		steps = append(steps, run.StepTiming{Name: "tanzu/" + p.Name, Started: p.Start.UTC(),

@@ -52,7 +52,7 @@ func runCreate(ctx context.Context, c createCommand) (*tanzu.Result, error) {
 		c.Wait()
 	}
 	setTanzuResult(env, c.Resource.Role, res)
-	markNeverCreated(env, prefix, *c.Resource, res, err)
+	markNeverCreated(env.Run, prefix, *c.Resource, res, err)
 	if err == nil && res != nil && c.Passed != nil {
 		err = c.Passed(res)
 	}

@@ -184,7 +184,7 @@ func TanzuManagementSpec(_ context.Context, inputGetter func() TanzuManagementSp
 				if err != nil {
 					return err
 				}
-				return tanzuClusterReady(ctx, env, "management", env.Cluster(suites.RoleManagement), env.Cluster(suites.RoleManagement), input.Ready)
+				return tanzuClusterReady(ctx, env.Run, "management", env.Cluster(suites.RoleManagement), env.Cluster(suites.RoleManagement), input.Ready)
 			},
 			Reattach: func(ctx context.Context) error {
 				return attachTanzuCluster(ctx, env, TanzuManagementKind, suites.RoleManagement)

@@ -55,7 +55,7 @@ func TanzuMoveSpec(_ context.Context, inputGetter func() TanzuMoveSpecInput) {
 				if to == nil {
 					return suites.ErrNoCluster(suites.RoleManagement)
 				}
-				if err := tanzuNoRollout(ctx, env, to, input.Reconcile, input.SettleAfter); err != nil {
+				if err := tanzuNoRollout(ctx, env.Run, to, input.Reconcile, input.SettleAfter); err != nil {
 					return err
 				}
 				return tanzuBootstrapGone(ctx, env, kindContainersGone)

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/kind"
 	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/vsphere"
+	"github.com/tkg-e2e/harness/internal/testutil"
 	"github.com/tkg-e2e/harness/suites"
 )
 
@@ -27,23 +27,7 @@ import (
 // cluster (the harness's checks after the CLI, the workload's kubeconfig
 // Secret, the leak checks) is left to the e2e run with the stand-in.
 
-// syncBuffer is an io.Writer the CLI's reader and the test share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = testutil.SyncBuffer
 
 // Lifecycle is the lifecycle registry as suites/lifecycle builds it (which
 // imports this package).
@@ -284,13 +268,13 @@ func TestTanzuManagementWorkloadAndCleanupWithTheStandIn(t *testing.T) {
 		t.Errorf("move steps %v, %v", stepNames(phaseSteps(mv)), err)
 	}
 	// The phases reach timings.json through the stage's steps in the run state.
-	if err := recordPhases(env, "move", mv); err == nil {
+	if err := recordPhases(env.Run, "move", mv); err == nil {
 		t.Error("steps of a stage that has not started were recorded")
 	}
 	if err := env.State.StartStage("move"); err != nil {
 		t.Fatal(err)
 	}
-	if err := recordPhases(env, "move", mv); err != nil {
+	if err := recordPhases(env.Run, "move", mv); err != nil {
 		t.Fatal(err)
 	}
 	if got := env.State.StageSteps()["move"]; len(got) != 3 || got[1].Name != "tanzu/move" || got[1].Started.IsZero() {

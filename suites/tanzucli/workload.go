@@ -72,7 +72,7 @@ func TanzuWorkloadSpec(_ context.Context, inputGetter func() TanzuWorkloadSpecIn
 				if err := attachWorkload(ctx, env, mgmt, input); err != nil {
 					return err
 				}
-				return tanzuClusterReady(ctx, env, "workload", mgmt, env.Cluster(suites.RoleWorkload), input.Ready)
+				return tanzuClusterReady(ctx, env.Run, "workload", mgmt, env.Cluster(suites.RoleWorkload), input.Ready)
 			},
 			Reattach: func(ctx context.Context) error {
 				return attachTanzuCluster(ctx, env, TanzuClusterKind, suites.RoleWorkload)
@@ -108,7 +108,7 @@ func tanzuKindResource(name, state, kubeconfig string) run.Resource {
 // nothing then, and a delete through the CLI would only fail (it knows no
 // such cluster) and leave the run's cleanup unfinished on a vCenter, where
 // no container fallback applies.
-func markNeverCreated(env *suites.Env, prefix string, r run.Resource, res *tanzu.Result, err error) {
+func markNeverCreated(env *suites.Run, prefix string, r run.Resource, res *tanzu.Result, err error) {
 	if err == nil || res == nil || res.BootstrapKubeconfig != "" || slices.ContainsFunc(res.Phases, func(p tanzu.Phase) bool { return p.Name != tanzu.PhasePrepare }) {
 		return
 	}

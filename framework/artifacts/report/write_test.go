@@ -212,11 +212,8 @@ func TestFullRunSummaryAndIndex(t *testing.T) {
 }
 
 func TestPassedRun(t *testing.T) {
-	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize, password)
-	st, err := run.New(w.Root(), "r-3", "local", "")
-	must(t, err)
-	must(t, st.StartStage("bootstrap"))
-	must(t, st.EndStage("bootstrap", run.StatusPassed, ""))
+	w, st := newRun(t, "r-3")
+	passStage(t, st, "bootstrap")
 	res, err := report.Write(w, report.Input{State: st})
 	must(t, err)
 	if res.Verdict != report.VerdictPassed || res.Classification.Category != report.None {
@@ -225,6 +222,21 @@ func TestPassedRun(t *testing.T) {
 	if tests, failures, _ := junitCounts(t, artifactstest.Read(t, w, report.JUnitFile)); tests != 1 || failures != 0 {
 		t.Fatalf("junit tests=%d failures=%d", tests, failures)
 	}
+}
+
+// newRun is a run's state in a fresh artifacts folder.
+func newRun(t *testing.T, id string) (*artifacts.Writer, *run.State) {
+	t.Helper()
+	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize, password)
+	st, err := run.New(w.Root(), id, "local", "")
+	must(t, err)
+	return w, st
+}
+
+func passStage(t *testing.T, st *run.State, stage string) {
+	t.Helper()
+	must(t, st.StartStage(stage))
+	must(t, st.EndStage(stage, run.StatusPassed, ""))
 }
 
 func must(t *testing.T, err error) {
@@ -237,12 +249,9 @@ func must(t *testing.T, err error) {
 // Steps timed by someone else (the tanzu CLI's phases) reach timings.json;
 // a run that recorded none writes no steps key, as before.
 func TestTimingsCarryRecordedSteps(t *testing.T) {
-	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize, password)
-	st, err := run.New(w.Root(), "r-4", "local", "")
-	must(t, err)
-	must(t, st.StartStage("bootstrap"))
-	must(t, st.EndStage("bootstrap", run.StatusPassed, ""))
-	_, err = report.Write(w, report.Input{State: st})
+	w, st := newRun(t, "r-4")
+	passStage(t, st, "bootstrap")
+	_, err := report.Write(w, report.Input{State: st})
 	must(t, err)
 	if tim := artifactstest.Read(t, w, report.TimingsFile); strings.Contains(tim, `"steps"`) {
 		t.Errorf("timings.json of a run without recorded steps has a steps key:\n%s", tim)
@@ -265,15 +274,13 @@ func TestTimingsCarryRecordedSteps(t *testing.T) {
 // SUMMARY.md's stage table and in index.html's timeline, each with its own
 // status, time and cause.
 func TestPerClusterResultsInTheSummaryAndIndex(t *testing.T) {
-	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize, password)
-	st, err := run.New(w.Root(), "r-5", "local", "")
-	must(t, err)
+	w, st := newRun(t, "r-5")
 	must(t, st.StartStage("workload"))
 	must(t, st.SetStageCluster("workload", run.ClusterResult{ID: "workload", Name: "wl-a", Status: run.StatusPassed, Seconds: 91.24}))
 	must(t, st.SetStageCluster("workload", run.ClusterResult{ID: "workload-2", Name: "wl-b", Status: run.StatusFailed, Seconds: 40,
 		Message: "Unschedulable: 0/2 nodes are available\nmore"}))
 	must(t, st.EndStage("workload", run.StatusFailed, "workload-2 cluster wl-b: Unschedulable: 0/2 nodes are available"))
-	_, err = report.Write(w, report.Input{State: st})
+	_, err := report.Write(w, report.Input{State: st})
 	must(t, err)
 	sum := artifactstest.Read(t, w, report.SummaryFile)
 	for _, want := range []string{"| workload / workload wl-a | passed | 91.2 |  |", "| workload / workload-2 wl-b | failed | 40.0 | Unschedulable: 0/2 nodes are available |"} {
