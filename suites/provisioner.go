@@ -117,7 +117,9 @@ func (r *Registry) Provisioner(driver string) (Provisioner, error) {
 
 // DriverIntervalKeys are the interval keys only one provisioner reads, by
 // driver and scope, for the stages and scopes of this registry
-// (config.LoadOptions.DriverIntervals).
+// (config.LoadOptions.DriverIntervals). Every provisioner of the registry
+// has an entry, one that reads no interval of its own too: a driver without
+// one is not linked, which config validation then says.
 func (r *Registry) DriverIntervalKeys() map[string]map[string][]string {
 	out := map[string]map[string][]string{}
 	for _, p := range r.provisionersOrDefault() {
@@ -131,9 +133,7 @@ func (r *Registry) DriverIntervalKeys() map[string]map[string][]string {
 		if len(bs.CleanupIntervals) > 0 && slices.ContainsFunc(r.Scopes(), func(s stages.Scope) bool { return s.Name == ScopeCleanup }) {
 			byScope[ScopeCleanup] = slices.Clone(bs.CleanupIntervals)
 		}
-		if len(byScope) > 0 {
-			out[p.Name()] = byScope
-		}
+		out[p.Name()] = byScope
 	}
 	return out
 }

@@ -234,3 +234,18 @@ func TestCleanupSaysWhichDeletionsRunBesideOthers(t *testing.T) {
 		t.Error("a tanzu cluster's deletion runs beside others")
 	}
 }
+
+// A profile that sets a provisioner's intervals, loaded by a binary that
+// does not link that provisioner, is told so, not only "unknown key".
+func TestAProvisionerLeftOutIsNamedInTheIntervalProblem(t *testing.T) {
+	r := suites.MustRegistry(suites.TeardownScopes, suites.LifecycleStages...)
+	_, err := config.Load(config.LoadOptions{Path: "../config/local.yaml", Intervals: r.IntervalKeys(), DriverIntervals: r.DriverIntervalKeys()})
+	if err == nil || !strings.Contains(err.Error(), `unknown interval key "tanzu-create"`) ||
+		!strings.Contains(err.Error(), "links no provisioner for driver tanzu") {
+		t.Errorf("config/local.yaml without the tanzu provisioner: %v", err)
+	}
+	if _, err := config.Load(config.LoadOptions{Path: "../config/local.yaml", Intervals: lifecycle.Registry.IntervalKeys(),
+		DriverIntervals: lifecycle.Registry.DriverIntervalKeys()}); err != nil {
+		t.Errorf("config/local.yaml with every provisioner: %v", err)
+	}
+}

@@ -137,7 +137,8 @@ func (c *Config) validateIntervals(idx nodeIndex) Problems {
 		case !slices.Contains(scopes, scope):
 			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown scope %q", scope), "use one of: "+strings.Join(scopes, ", ")))
 		case !known[key]:
-			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown interval key %q%s", key, strictjson.Suggest(key, slices.Collect(maps.Keys(known)))), "known keys: "+strings.Join(slices.Sorted(maps.Keys(known)), ", ")))
+			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("unknown interval key %q%s%s", key, strictjson.Suggest(key, slices.Collect(maps.Keys(known))), c.unlinkedDrivers()),
+				"known keys: "+strings.Join(slices.Sorted(maps.Keys(known)), ", ")))
 		case scope != "default" && key != GraceKey && !slices.Contains(scopeKeys(scope), key):
 			probs = append(probs, at.problem("intervals["+name+"]", fmt.Sprintf("stage %s does not use %q", scope, key), fmt.Sprintf("%s uses: %s", scope, strings.Join(scopeKeys(scope), ", "))))
 		}
@@ -176,4 +177,23 @@ func (c *Config) validateIntervals(idx nodeIndex) Problems {
 			"add default/<key> (or stage/<key>) entries; config/local.yaml lists the tanzu driver's too"))
 	}
 	return probs
+}
+
+// unlinkedDrivers names the drivers whose provisioner the binary does not
+// link, whose interval keys it cannot know: without it, a key only that
+// driver reads reads as a typo.
+func (c *Config) unlinkedDrivers() string {
+	if c.driverIntervalKeys == nil {
+		return ""
+	}
+	var out []string
+	for _, d := range Drivers {
+		if _, ok := c.driverIntervalKeys[d]; !ok {
+			out = append(out, d)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the harness links no provisioner for driver %s, so it cannot know that driver's keys: add it in suites/lifecycle)", strings.Join(out, ", "))
 }

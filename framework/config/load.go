@@ -32,7 +32,8 @@ type LoadOptions struct {
 	Intervals map[string][]string
 	// DriverIntervals are the interval keys only one driver reads (driver →
 	// scope → keys; the stage registry's DriverIntervalKeys): known to every
-	// profile, required to resolve only with that driver.
+	// profile, required to resolve only with that driver. A driver with no
+	// entry is one the binary does not link.
 	DriverIntervals map[string]map[string][]string
 	// LeaseValues are the variables a leased testbed's user data supplies
 	// (Lease.LeaseValues); they win over the environment, as an overrides
