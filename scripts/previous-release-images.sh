@@ -46,9 +46,14 @@ control_plane="kube-apiserver kube-controller-manager kube-scheduler kube-proxy"
 # img<N> when the images' recipe does.
 bin_key=$(printf '%s|%s|bin2' "$prev" "$(go env GOVERSION)" | sha256sum | cut -c1-24)
 label() { docker image inspect -f '{{index .Config.Labels "tkg-e2e.key"}}' "$1" 2>/dev/null || true; }
-base_id() { docker image inspect -f '{{.Id}}' "$1" 2>/dev/null || die "the kit's image $1 is missing: run make testbed"; }
+base_id() { docker image inspect -f '{{.Id}}' "$1"; }
 img_key() { printf '%s|%s|img1' "$bin_key" "$(base_id "$1")" | sha256sum | cut -c1-24; }
 
+# The kit's images every output derives from (checked here: a die inside
+# the keys' command substitutions below would not stop the script).
+for ref in "$node_cur" $(for c in $control_plane; do echo "registry.k8s.io/$c:$cur"; done); do
+  docker image inspect "$ref" >/dev/null 2>&1 || die "the kit's image $ref is missing: run make testbed"
+done
 up_to_date=1
 for c in $control_plane; do
   [ "$(label "registry.k8s.io/$c:$prev")" = "$(img_key "registry.k8s.io/$c:$cur")" ] || up_to_date=
@@ -108,8 +113,8 @@ if [ "$(cat "$bin/key" 2>/dev/null)" != "$bin_key" ] || ! (cd "$bin" 2>/dev/null
   echo "$bin_key" > "$bin/key"
 fi
 
-# derive BASE REF KEY [CHANGE...]: REF is BASE with the files that follow
-# "--" replaced (host-path:container-path pairs), labelled with KEY.
+# derive BASE REF KEY HOST:CONTAINER...: REF is BASE with each CONTAINER
+# path replaced by the HOST file, labelled with KEY.
 work=$(mktemp -d)
 cleanup() { docker rm -f -v "tkg-e2e-prev-$$" >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup EXIT

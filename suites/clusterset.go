@@ -78,39 +78,39 @@ type ClusterSet struct {
 }
 
 // SetCluster records a cluster the run can use.
-func (s *ClusterSet) SetCluster(c *Cluster) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.clusters == nil {
-		s.clusters = map[string]*Cluster{}
+func (cs *ClusterSet) SetCluster(c *Cluster) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.clusters == nil {
+		cs.clusters = map[string]*Cluster{}
 	}
-	s.clusters[c.Key()] = c
+	cs.clusters[c.Key()] = c
 }
 
 // DropCluster forgets a cluster (the kind cluster after move).
-func (s *ClusterSet) DropCluster(id string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.clusters, id)
+func (cs *ClusterSet) DropCluster(id string) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	delete(cs.clusters, id)
 }
 
 // Cluster returns the cluster of an ID (a role names the first cluster of
 // it: "workload"), or nil.
-func (s *ClusterSet) Cluster(id string) *Cluster {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.clusters[id]
+func (cs *ClusterSet) Cluster(id string) *Cluster {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.clusters[id]
 }
 
 // Clusters returns the live clusters of the run, in role order, and the
 // clusters of one role in the order of their IDs.
-func (s *ClusterSet) Clusters() []*Cluster {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func (cs *ClusterSet) Clusters() []*Cluster {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
 	var out []*Cluster
 	for _, role := range append([]string{RoleBootstrap}, assert.Roles...) {
 		var of []*Cluster
-		for _, c := range s.clusters {
+		for _, c := range cs.clusters {
 			if c.Role == role {
 				of = append(of, c)
 			}
@@ -122,9 +122,9 @@ func (s *ClusterSet) Clusters() []*Cluster {
 }
 
 // Workloads returns the run's live workload clusters, the first first.
-func (s *ClusterSet) Workloads() []*Cluster {
+func (cs *ClusterSet) Workloads() []*Cluster {
 	var out []*Cluster
-	for _, c := range s.Clusters() {
+	for _, c := range cs.Clusters() {
 		if c.Role == RoleWorkload {
 			out = append(out, c)
 		}
@@ -140,8 +140,8 @@ func (cs *ClusterSet) SetVSphere(s *vsphere.Session) {
 }
 
 // VSphere returns the run's vCenter session, or nil when none was opened.
-func (s *ClusterSet) VSphere() *vsphere.Session {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.vsphere
+func (cs *ClusterSet) VSphere() *vsphere.Session {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.vsphere
 }

@@ -56,26 +56,26 @@ func (c *Config) RemovesSelfHostedContainers() bool {
 
 func (c *Config) validateCleanup(add func(key, msg, fix string)) {
 	for _, k := range []struct {
-		key, value, safe, env string
+		key, value, safe, remove, env string
 		// then is what the safe value does, said after choosing it;
 		// def is the same as the default's description.
 		then, def string
 	}{
-		{"cleanup.selfHosted", c.Cleanup.SelfHosted, SelfHostedMoveBack, "CLEANUP_SELF_HOSTED",
+		{"cleanup.selfHosted", c.Cleanup.SelfHosted, SelfHostedMoveBack, SelfHostedRemoveContainers, "CLEANUP_SELF_HOSTED",
 			"the management cluster is then moved back into a throw-away kind cluster and deleted there, on every provider",
 			"move it back into a throw-away kind cluster and delete it there"},
-		{"cleanup.managed", c.Cleanup.Managed, ManagedDelete, "CLEANUP_MANAGED",
+		{"cleanup.managed", c.Cleanup.Managed, ManagedDelete, ManagedRemoveContainers, "CLEANUP_MANAGED",
 			"the workload cluster is then deleted through its management cluster, on every provider",
 			"a Cluster API delete through its management cluster"},
 	} {
 		switch k.value {
 		case k.safe:
-		case SelfHostedRemoveContainers: // the same word for both keys
+		case k.remove:
 			c.onlyDocker(add, k.key, fmt.Sprintf("set %s: %s, or leave it unset (config/local.yaml reads %s=%s): %s", k.key, k.safe, k.env, k.safe, k.then))
 		default:
 			add(k.key, fmt.Sprintf("unknown value %q", k.value),
-				fmt.Sprintf("use %s (the default: %s; every provider) ", k.safe, k.def)+
-					"or removeContainers (remove the run's recorded containers by ID; infrastructure provider docker only)")
+				fmt.Sprintf("use %s (the default: %s; every provider) or %s ", k.safe, k.def, k.remove)+
+					"(remove the run's recorded containers by ID; infrastructure provider docker only)")
 		}
 	}
 }
