@@ -30,6 +30,7 @@ LABELS           ?=##                          extra ginkgo label filter, e.g. '
 ARTIFACTS        ?=##                          run folder (default artifacts/<run-id>); with RESUME=1 the kept run
 RESUME           ?=##                          1: re-attach to stages that passed in ARTIFACTS' (default artifacts/latest) state.json
 RESUME_FOREIGN   ?=##                          1: let RESUME=1 attach to (and clean up) a run of another OS user
+QUALIFY          ?=##                          1: the release-qualification run: day one, then upgrade, scale, remediate
 SKIP_CLEANUP     ?=##                          1: keep everything the run created
 DRY_RUN          ?=##                          1: print the stages and specs that would run, run nothing
 GINKGO_ARGS      ?=##                          more ginkgo flags
@@ -60,8 +61,9 @@ PREPARE_RUN = $(HARNESS) prepare-run -root '$(ROOT)/artifacts' -artifacts '$(ART
 # the stage registry (suites/registry.go): FOCUS made only of stage names is a
 # label filter (every stage carries the labels of the stages that need it, so
 # it selects exactly the stages and their prerequisites); anything else is a
-# --focus regex. No stage list is kept here.
-SELECT = mapfile -t sel < <($(HARNESS) select -focus '$(FOCUS)' -labels '$(LABELS)')
+# --focus regex. No stage list is kept here. The day-two stages (upgrade,
+# scale, remediate) run when FOCUS names them or with QUALIFY=1.
+SELECT = mapfile -t sel < <($(HARNESS) select -focus '$(FOCUS)' -labels '$(LABELS)' $(if $(filter 1,$(QUALIFY)),-qualify))
 
 .PHONY: help
 help: ## List targets and variables
@@ -105,11 +107,11 @@ lint: ## gofmt and go vet
 	go vet ./...
 
 .PHONY: e2e
-e2e: $(GINKGO) $(HARNESS) $(E2E_TEST) ## Run the lifecycle suite (FOCUS, SKIP, LABELS, CONFIG, ARTIFACTS, RESUME, SKIP_CLEANUP, DRY_RUN)
+e2e: $(GINKGO) $(HARNESS) $(E2E_TEST) ## Run the lifecycle suite (FOCUS, SKIP, LABELS, QUALIFY, CONFIG, ARTIFACTS, RESUME, SKIP_CLEANUP, DRY_RUN)
 ifeq ($(DRY_RUN),1)
 	@$(HARNESS) validate -config '$(CONFIG)' -overrides '$(CONFIG_OVERRIDES)'
 	@$(if $(filter 1,$(RESUME)),$(PREPARE_RUN) -dry-run >/dev/null)
-	@$(HARNESS) plan -focus '$(FOCUS)' -config '$(CONFIG)' -overrides '$(CONFIG_OVERRIDES)'
+	@$(HARNESS) plan -focus '$(FOCUS)' -config '$(CONFIG)' -overrides '$(CONFIG_OVERRIDES)' $(if $(filter 1,$(QUALIFY)),-qualify)
 	@$(SELECT); $(GINKGO) --dry-run -v --no-color "$${sel[@]}" \
 	  $(if $(SKIP),--skip='$(SKIP)') $(E2E_TEST) -- -e2e.config=$(abspath $(CONFIG)) -e2e.config-overrides='$(CONFIG_OVERRIDES)' \
 	  | grep -E '^(TKG lifecycle|Ran |Will run)' || true

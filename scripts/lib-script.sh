@@ -11,3 +11,19 @@ t0=$(date +%s)
 script_tag=$1
 say() { echo "[$script_tag +$(( $(date +%s) - t0 ))s] $*"; }
 die() { echo "$script_tag: $*" >&2; exit 1; }
+
+# derive_image BASE REF KEY HOST:CONTAINER...: REF is the image BASE with
+# each CONTAINER path replaced by the HOST file, labelled tkg-e2e.key=KEY
+# (how the previous releases' images are made from the kit's: same layout,
+# same user, one binary different). Its scratch container is named after
+# the script's process; call derive_cleanup on exit.
+derive_image() {
+  local base=$1 ref=$2 key=$3 pair c=tkg-e2e-derive-$$; shift 3
+  docker rm -f -v "$c" >/dev/null 2>&1 || true
+  docker create --name "$c" "$base" >/dev/null
+  for pair in "$@"; do docker cp "${pair%%:*}" "$c:${pair#*:}"; done
+  docker commit --change "LABEL tkg-e2e.key=$key" "$c" "$ref" >/dev/null
+  docker rm -f -v "$c" >/dev/null
+  say "derived $ref from $base"
+}
+derive_cleanup() { docker rm -f -v "tkg-e2e-derive-$$" >/dev/null 2>&1 || true; }

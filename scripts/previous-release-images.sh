@@ -113,24 +113,13 @@ if [ "$(cat "$bin/key" 2>/dev/null)" != "$bin_key" ] || ! (cd "$bin" 2>/dev/null
   echo "$bin_key" > "$bin/key"
 fi
 
-# derive BASE REF KEY HOST:CONTAINER...: REF is BASE with each CONTAINER
-# path replaced by the HOST file, labelled with KEY.
 work=$(mktemp -d)
-cleanup() { docker rm -f -v "tkg-e2e-prev-$$" >/dev/null 2>&1 || true; rm -rf "$work"; }
+cleanup() { derive_cleanup; rm -rf "$work"; }
 trap cleanup EXIT
-derive() {
-  local base=$1 ref=$2 key=$3 pair c=tkg-e2e-prev-$$; shift 3
-  docker rm -f -v "$c" >/dev/null 2>&1 || true
-  docker create --name "$c" "$base" >/dev/null
-  for pair in "$@"; do docker cp "${pair%%:*}" "$c:${pair#*:}"; done
-  docker commit --change "LABEL tkg-e2e.key=$key" "$c" "$ref" >/dev/null
-  docker rm -f -v "$c" >/dev/null
-  say "derived $ref from $base"
-}
 for c in $control_plane; do
   ref=registry.k8s.io/$c:$prev base=registry.k8s.io/$c:$cur
   path=$(docker image inspect -f '{{index .Config.Entrypoint 0}}' "$base")
-  [ "$(label "$ref")" = "$(img_key "$base")" ] || derive "$base" "$ref" "$(img_key "$base")" "$bin/$c:$path"
+  [ "$(label "$ref")" = "$(img_key "$base")" ] || derive_image "$base" "$ref" "$(img_key "$base")" "$bin/$c:$path"
   docker run --rm --entrypoint "$path" "$ref" --version | grep -qx "Kubernetes $prev" || die "$ref does not run $c $prev"
 done
 

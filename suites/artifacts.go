@@ -179,6 +179,7 @@ func WriteReports(_ context.Context, env *Env, suite types.Report) {
 	}
 	in.PlacementMatrixHTML = reps.PlacementHTML
 	in.Conformance = reps.Conformance
+	in.DayTwo = reps.DayTwo
 	res, err := report.Write(w, in)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "artifacts: writing reports: %v\n", err)

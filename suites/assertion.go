@@ -13,7 +13,7 @@ import (
 // assertionStage is a stage that runs one check of the assertion engine on
 // every cluster of the run, waiting with the stage's one interval key.
 func assertionStage(def stages.Definition, it string, load func(*Env) (assert.Check, error), post func(*Env, *assert.Outcome)) Stage {
-	return Stage{Definition: def, Spec: func(ctx context.Context, env func() *Env) {
+	return Stage{Definition: def, Assertion: load, Spec: func(ctx context.Context, env func() *Env) {
 		AssertionSpec(ctx, it, func() AssertionSpecInput {
 			e := env()
 			in := AssertionSpecInput{Env: e, Stage: def.Name, Clusters: e.Clusters(), Wait: e.Interval(def.Name, def.Intervals[0]),

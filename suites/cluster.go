@@ -150,6 +150,9 @@ func clusterInput(env *Env, stage, id, holderRole string, management bool) Clust
 			}
 		}
 	}
+	if len(spec.TopologyVariables) > 0 {
+		in.Customize = clusters.Chain(in.Customize, clusters.TopologyVariables(spec.TopologyVariables))
+	}
 	if management {
 		p := providersOf(cfg)
 		in.Providers = &p

@@ -42,6 +42,8 @@ type Reports struct {
 	PlacementHTML string
 	// Conformance is the conformance stage's result for SUMMARY.md and index.html.
 	Conformance *report.ConformanceResult
+	// DayTwo are the day-two stages' timelines.
+	DayTwo []report.DayTwoResult
 	// Findings of the final artifacts collection.
 	Findings *Findings
 }

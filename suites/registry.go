@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tkg-e2e/harness/framework/assert"
 	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/run"
@@ -19,7 +20,8 @@ import (
 // LifecycleStages are the lifecycle suite's stages, in run order
 // (suites/lifecycle adds the provisioners). Adding a stage is one file in
 // suites/ that declares its Stage, and one entry here.
-var LifecycleStages = []Stage{OVA, Bootstrap, Management, Move, Workload, Health, Smoke, Placement, Packages, Conformance}
+var LifecycleStages = []Stage{OVA, Bootstrap, Management, Move, Workload, Health, Smoke, Placement, Packages, Conformance,
+	Upgrade, Scale, Remediate}
 
 // TeardownScopes are the interval scopes SuiteTeardown reads; every suite's
 // registry carries them.
@@ -58,6 +60,9 @@ type Stage struct {
 	// SuiteSetup calls it before the first stage, so a missing image or a
 	// bad file of the last stage fails in seconds, not after an hour.
 	Preflight func(ctx context.Context, e *Env) error
+	// Assertion is an assertion stage's check, so a day-two stage can run
+	// it again on the cluster it changed (nil for other stages).
+	Assertion func(e *Env) (assert.Check, error)
 }
 
 // CleanupOptions are what deleters and leak checks are built from: the

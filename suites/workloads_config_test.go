@@ -31,8 +31,13 @@ func TestASecondWorkloadClusterIsOneMoreEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := cfg.ClusterIDs(); !slices.Equal(got, []string{"management", "workload", "workload-2"}) {
+	// The local profile's upgrade cluster comes last: the workload stage
+	// does not make it (WorkloadIDs).
+	if got := cfg.ClusterIDs(); !slices.Equal(got, []string{"management", "workload", "workload-2", "upgrade"}) {
 		t.Fatalf("ClusterIDs = %v", got)
+	}
+	if got := cfg.WorkloadIDs(); !slices.Equal(got, []string{"workload", "workload-2"}) {
+		t.Fatalf("WorkloadIDs = %v", got)
 	}
 	wl2, ok := cfg.ClusterOf("workload-2")
 	first := cfg.Clusters.Workload

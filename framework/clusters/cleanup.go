@@ -220,7 +220,7 @@ func RecordContainers(ctx context.Context, mgmt *kube.Cluster, managedBy string,
 	}
 	names := map[string]bool{name + "-lb": true}
 	for _, m := range machines {
-		names[machineContainerName(name, m.Name)] = true
+		names[MachineContainerName(name, m.Name)] = true
 		if m.NodeName != "" {
 			names[m.NodeName] = true
 		}
@@ -229,8 +229,8 @@ func RecordContainers(ctx context.Context, mgmt *kube.Cluster, managedBy string,
 	return err
 }
 
-// machineContainerName is how CAPD names a Machine's container.
-func machineContainerName(cluster, machine string) string {
+// MachineContainerName is how CAPD names a Machine's container.
+func MachineContainerName(cluster, machine string) string {
 	if strings.HasPrefix(machine, cluster) {
 		return machine
 	}

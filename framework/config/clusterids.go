@@ -14,11 +14,18 @@ import (
 const (
 	idManagement = "management"
 	idWorkload   = "workload"
+	// IDUpgrade is the upgrade stage's cluster (clusters.upgrade): a
+	// workload cluster the workload stage does not make.
+	IDUpgrade = "upgrade"
 )
 
 // ClusterIDs lists the run's Cluster API clusters, management first.
 func (c *Config) ClusterIDs() []string {
-	return append([]string{idManagement}, c.WorkloadIDs()...)
+	ids := append([]string{idManagement}, c.WorkloadIDs()...)
+	if c.Clusters.Upgrade != nil {
+		ids = append(ids, IDUpgrade)
+	}
+	return ids
 }
 
 // WorkloadIDs lists the run's workload clusters: "workload", then one
@@ -33,7 +40,7 @@ func (c *Config) WorkloadIDs() []string {
 
 // RoleOf is the role of a cluster ID: "workload-2" is a workload cluster.
 func RoleOf(id string) string {
-	if _, ok := extraIndex(id); ok {
+	if _, ok := extraIndex(id); ok || id == IDUpgrade {
 		return idWorkload
 	}
 	return id
@@ -77,6 +84,8 @@ func (c *Config) cluster(id string) *WorkloadCluster {
 		return &c.Clusters.Management
 	case idWorkload:
 		return &c.Clusters.Workload
+	case IDUpgrade:
+		return c.Clusters.Upgrade
 	}
 	if i, ok := extraIndex(id); ok && i < len(c.Clusters.Workloads) {
 		return &c.Clusters.Workloads[i]
@@ -101,5 +110,8 @@ func (w *WorkloadCluster) inherit(first WorkloadCluster) {
 	}
 	if w.WorkerMachineCount == 0 {
 		w.WorkerMachineCount = first.WorkerMachineCount
+	}
+	if w.TopologyVariables == nil {
+		w.TopologyVariables = first.TopologyVariables
 	}
 }

@@ -51,6 +51,8 @@ type Config struct {
 	Smoke Smoke `yaml:"smoke"`
 	// Conformance configures Kubernetes' conformance tests on the workload cluster.
 	Conformance Conformance `yaml:"conformance"`
+	// Upgrade configures the upgrade stage (clusters.upgrade is its cluster).
+	Upgrade Upgrade `yaml:"upgrade"`
 	// Artifacts tunes collection.
 	Artifacts Artifacts `yaml:"artifacts"`
 	// Cleanup says how the run's clusters are deleted at the end.
@@ -253,6 +255,12 @@ type Clusters struct {
 	// A field a cluster leaves unset takes the first workload cluster's
 	// value (name excepted: each needs its own).
 	Workloads []WorkloadCluster `yaml:"workloads"`
+	// Upgrade is the upgrade stage's own workload cluster (ID upgrade):
+	// made by the management cluster at the previous release and upgraded
+	// to upgrade.kubernetesVersion. What it leaves unset comes from the
+	// first workload cluster, as for clusters.workloads. Unset: the
+	// profile has no upgrade stage.
+	Upgrade *WorkloadCluster `yaml:"upgrade"`
 }
 
 // BootstrapCluster is the kind cluster.
@@ -273,6 +281,24 @@ type WorkloadCluster struct {
 	// Variables are clusterctl variables for this cluster only, over the
 	// profile's (e.g. its own CONTROL_PLANE_ENDPOINT_IP).
 	Variables map[string]string `yaml:"variables"`
+	// TopologyVariables are set on the Cluster's spec.topology.variables
+	// (ClusterClass variables, e.g. quick-start's etcdImageTag and
+	// coreDNSImageTag: kubeadm v1.32 defaults to older tags than the
+	// images built here).
+	TopologyVariables map[string]string `yaml:"topologyVariables"`
+}
+
+// Upgrade configures the day-two stages: the Kubernetes upgrade's target
+// and the availability bounds the rollout is held to.
+type Upgrade struct {
+	// KubernetesVersion is the version clusters.upgrade is upgraded to (the
+	// release under test); it must be newer than the cluster's.
+	KubernetesVersion string `yaml:"kubernetesVersion"`
+	// APIOutageBound and ServiceOutageBound bound the total time the API
+	// server's /readyz and the probe Service did not answer from outside
+	// the cluster while it rolled (e.g. 10s, 5s).
+	APIOutageBound     string `yaml:"apiOutageBound"`
+	ServiceOutageBound string `yaml:"serviceOutageBound"`
 }
 
 // Addons are manifests (path or URL) applied to created clusters.

@@ -69,6 +69,9 @@ func (c *Config) defaults() {
 	for i := range c.Clusters.Workloads {
 		c.Clusters.Workloads[i].inherit(c.Clusters.Workload)
 	}
+	if u := c.Clusters.Upgrade; u != nil {
+		u.inherit(c.Clusters.Workload)
+	}
 	if c.Artifacts.MaxFileSize == "" {
 		c.Artifacts.MaxFileSize = "10Mi"
 	}
@@ -152,6 +155,7 @@ func (c *Config) validate(idx nodeIndex) Problems {
 	probs = append(probs, c.validateSecrets(idx)...)
 	c.validateOVAs(add)
 	c.validateClusters(add)
+	c.validateUpgrade(add)
 	c.validateCAPV(add)
 
 	c.checkFileOrURL(add, "addons.cniManifest", c.Addons.CNIManifest, c.Profile == "local", "CNI_MANIFEST")

@@ -80,7 +80,7 @@ func (p *Preload) Finish(ctx context.Context) (*LoadImagesResult, error) {
 	for _, node := range slices.Sorted(maps.Keys(p.imported)) {
 		ims := p.imported[node]
 		n += len(ims)
-		pr.Printf("preloaded %d of %d images into %s while %s was being created (%s since the preload started)",
+		pr.Printf("preloaded %d of %d images into %s while the nodes of %s were being made (%s since the preload started)",
 			len(ims), len(p.in.Images), node, p.in.ClusterName, time.Since(p.start).Round(100*time.Millisecond))
 	}
 	res, err := LoadImages(ctx, p.in)

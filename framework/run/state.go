@@ -328,6 +328,16 @@ func (s *State) updateResource(key string, change func(*Resource)) error {
 	return fmt.Errorf("state: no resource %s", key)
 }
 
+// SetResourceAttribute sets one of a resource's Attributes by Key.
+func (s *State) SetResourceAttribute(key, name, value string) error {
+	return s.updateResource(key, func(r *Resource) {
+		if r.Attributes == nil {
+			r.Attributes = map[string]string{}
+		}
+		r.Attributes[name] = value
+	})
+}
+
 // MarkDeleted sets a resource's State to deleted and records how and in how
 // long.
 func (s *State) MarkDeleted(key, how string, took time.Duration) error {

@@ -60,7 +60,15 @@ type Definition struct {
 	Kinds []string
 	// Doc is one line for `harness plan` and the README.
 	Doc string
+	// DayTwo marks what users do after day one (upgrade, scale,
+	// remediate): its specs carry the DayTwoLabel, which a plain make e2e
+	// leaves out and the release-qualification run (QUALIFY=1) or a FOCUS
+	// that names the stage selects.
+	DayTwo bool
 }
+
+// DayTwoLabel is the Ginkgo label of the day-two stages.
+const DayTwoLabel = "day-two"
 
 // Scope is an interval scope that is not a stage: teardown steps such as
 // cleanup and artifacts collection read their intervals the same way.
@@ -204,7 +212,11 @@ func (r *Registry) Dependents(stage string) []string {
 // bootstrap, management and move and nothing after; no wrapper has to expand
 // the dependency graph, so plain `ginkgo --label-filter` works too.
 func (r *Registry) Labels(stage string) []string {
-	return append([]string{stage}, r.Dependents(stage)...)
+	out := append([]string{stage}, r.Dependents(stage)...)
+	if d, ok := r.Get(stage); ok && d.DayTwo {
+		out = append(out, DayTwoLabel)
+	}
+	return out
 }
 
 // IntervalKeys returns, per scope (every stage, then the extra scopes), the

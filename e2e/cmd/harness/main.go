@@ -16,6 +16,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/conformance"
 	"github.com/tkg-e2e/harness/framework/packages"
 	"github.com/tkg-e2e/harness/framework/placement"
+	"github.com/tkg-e2e/harness/framework/stages"
 	"github.com/tkg-e2e/harness/suites/lifecycle"
 )
 
@@ -148,6 +149,7 @@ func plan(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "one line per stage with its needs, interval keys and what it does")
 	cfgPath := fs.String("config", "", "profile whose extra needs apply (e.g. CAPV clusters need ova); empty: none")
 	overrides := fs.String("overrides", "", "comma-separated override files of -config")
+	qualify := fs.Bool("qualify", false, "QUALIFY=1: the day-two stages too when no stage is named")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -167,7 +169,11 @@ func plan(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "FOCUS %q is not stage names: it selects specs by name among all stages\n", *focus)
 	}
 	if len(names) == 0 {
-		names = reg.Names()
+		for _, n := range reg.Names() {
+			if d, _ := reg.Get(n); *qualify || !d.DayTwo {
+				names = append(names, n)
+			}
+		}
 	}
 	closure, err := reg.Closure(names...)
 	if err != nil {
@@ -204,6 +210,7 @@ func selectCmd(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	focus := fs.String("focus", "", "stage names (space, comma or | separated) or a regex on spec names")
 	labels := fs.String("labels", "", "an extra ginkgo label filter")
+	qualify := fs.Bool("qualify", false, "the release-qualification run: the day-two stages (upgrade, scale, remediate) too")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -213,6 +220,10 @@ func selectCmd(args []string, stdout, stderr io.Writer) int {
 		filters = append(filters, "("+strings.Join(words, " || ")+")")
 	} else if strings.TrimSpace(*focus) != "" {
 		fmt.Fprintf(stdout, "--focus=%s\n", *focus)
+	}
+	// Day two runs when asked for: by name in FOCUS, or QUALIFY=1.
+	if len(words) == 0 && !*qualify {
+		filters = append(filters, "!"+stages.DayTwoLabel)
 	}
 	if strings.TrimSpace(*labels) != "" {
 		filters = append(filters, "("+*labels+")")

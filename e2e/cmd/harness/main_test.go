@@ -44,6 +44,20 @@ func TestPlan(t *testing.T) {
 		"overlap: move leaves its last checks running; joined right after it: no stage runs beside it in this selection\n" {
 		t.Fatalf("plan move: %d %q %q", code, out.String(), errOut.String())
 	}
+	// A plain make e2e plans day one; QUALIFY=1 and a named day-two stage add it.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan"}, "-> packages -> conformance\n"},
+		{[]string{"plan", "-qualify"}, "-> conformance -> upgrade -> scale -> remediate\n"},
+		{[]string{"plan", "-focus", "upgrade"}, "stages: bootstrap -> management -> move -> upgrade\n"},
+	} {
+		out.Reset()
+		if code := run(c.args, &out, &errOut); code != 0 || !strings.Contains(out.String(), c.want) {
+			t.Errorf("%v: %d %q, want %q", c.args, code, out.String(), c.want)
+		}
+	}
 	out.Reset()
 	if code := run([]string{"plan", "-stages", "workload"}, &out, &errOut); code != 0 ||
 		!strings.Contains(out.String(), "overlap: move leaves its last checks running; runs beside workload and is joined after it") {
@@ -59,18 +73,29 @@ func TestPlan(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
-	cases := []struct{ focus, labels, want string }{
-		{"move", "", "--label-filter=(move)\n"},
-		{"placement packages", "", "--label-filter=(placement || packages)\n"},
-		{"ova,move", "!slow", "--label-filter=(ova || move) && (!slow)\n"},
-		{"imports.*templates", "", "--focus=imports.*templates\n"},
-		{"", "fast", "--label-filter=(fast)\n"},
-		{"", "", ""},
+	cases := []struct {
+		focus, labels string
+		qualify       bool
+		want          string
+	}{
+		{"move", "", false, "--label-filter=(move)\n"},
+		{"placement packages", "", false, "--label-filter=(placement || packages)\n"},
+		{"ova,move", "!slow", false, "--label-filter=(ova || move) && (!slow)\n"},
+		// Day two runs when FOCUS names it or with QUALIFY=1, never by default.
+		{"upgrade", "", false, "--label-filter=(upgrade)\n"},
+		{"imports.*templates", "", false, "--focus=imports.*templates\n--label-filter=!day-two\n"},
+		{"", "fast", false, "--label-filter=!day-two && (fast)\n"},
+		{"", "", false, "--label-filter=!day-two\n"},
+		{"", "", true, ""},
 	}
 	for _, c := range cases {
 		var out, errOut bytes.Buffer
-		if code := run([]string{"select", "-focus", c.focus, "-labels", c.labels}, &out, &errOut); code != 0 || out.String() != c.want {
-			t.Errorf("select %q %q = %d %q, want %q (%s)", c.focus, c.labels, code, out.String(), c.want, errOut.String())
+		args := []string{"select", "-focus", c.focus, "-labels", c.labels}
+		if c.qualify {
+			args = append(args, "-qualify")
+		}
+		if code := run(args, &out, &errOut); code != 0 || out.String() != c.want {
+			t.Errorf("select %q %q qualify=%v = %d %q, want %q (%s)", c.focus, c.labels, c.qualify, code, out.String(), c.want, errOut.String())
 		}
 	}
 }

@@ -37,6 +37,7 @@ type htmlData struct {
 	Placement                                       template.HTML
 	PlacementFile                                   string
 	Conformance                                     *ConformanceResult
+	DayTwo                                          []DayTwoResult
 	Summary                                         string
 	Files                                           []fileRow
 	Generated                                       string
@@ -66,6 +67,7 @@ table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid #ddd;pad
 {{end}}</table>{{else}}<p>No stage was recorded: the run ended before its first stage.</p>{{end}}
 {{if .Placement}}<h2>Placement matrix</h2>{{if .PlacementFile}}<p><a href="{{.PlacementFile}}">{{.PlacementFile}}</a></p>{{end}}<div class="placement">{{.Placement}}</div>{{end}}
 {{with .Conformance}}<h2>Conformance</h2><p id="conformance"><span class="verdict {{if .Passed}}PASSED{{else}}FAILED{{end}}">{{if .Passed}}PASSED{{else}}FAILED{{end}}</span> {{.Summary}}{{if .Report}} — <a href="{{.Report}}">{{.Report}}</a>{{end}}{{range .JUnit}} · <a href="{{.}}">{{.}}</a>{{end}}</p>{{if .FailedTests}}<ul>{{range .FailedTests}}<li>{{.}}</li>{{end}}</ul>{{end}}{{end}}
+{{if .DayTwo}}<h2>Day two</h2>{{range .DayTwo}}<h3 id="daytwo-{{.Stage}}">{{.Title}}</h3>{{if .Report}}<p><a href="{{.Report}}">{{.Report}}</a></p>{{end}}{{if .Probes}}<ul>{{range .Probes}}<li>{{.}}</li>{{end}}</ul>{{end}}{{if .Events}}<ol class="events">{{range .Events}}<li>{{.}}</li>{{end}}</ol>{{end}}{{end}}{{end}}
 <h2>Summary</h2><p><a href="SUMMARY.md">SUMMARY.md</a></p><pre id="summary">{{.Summary}}</pre>
 <h2>Files</h2><table><tr><th>File</th><th class="num">Size</th></tr>
 {{range .Files}}<tr{{if .Errors}} class="errors"{{end}}><td><a href="{{.Href}}">{{.Path}}</a>{{if .Cut}} <span class="cut">(cut by the size cap)</span>{{end}}</td><td class="num">{{.Size}}</td></tr>
@@ -80,7 +82,7 @@ func indexHTML(w *artifacts.Writer, in Input, o outcome, summaryText, placementR
 	d := htmlData{
 		Title: "Harness run", Verdict: o.Verdict, Stage: o.Stage, Classification: o.Classification.String(),
 		Category: o.Classification.Category, Message: o.Message, Location: o.Location, Why: o.Why,
-		Failed: o.Verdict != VerdictPassed, Summary: summaryText, Conformance: in.Conformance, Generated: time.Now().UTC().Format(time.RFC3339),
+		Failed: o.Verdict != VerdictPassed, Summary: summaryText, Conformance: in.Conformance, DayTwo: in.DayTwo, Generated: time.Now().UTC().Format(time.RFC3339),
 	}
 	if in.RunID != "" {
 		d.Title += " " + in.RunID

@@ -43,6 +43,9 @@ type Input struct {
 	PlacementMatrixHTML string
 	// Conformance is the conformance stage's result, when it ran.
 	Conformance *ConformanceResult
+	// DayTwo are the day-two stages' timelines (upgrade, scale, remediate)
+	// that ran, passed or not.
+	DayTwo []DayTwoResult
 	// StageCategory returns a stage's failure category from the stage
 	// registry (false: not a stage). Nil: no stage has a category, and a
 	// failure no evidence explains is the harness's.
@@ -60,6 +63,19 @@ type ConformanceResult struct {
 	JUnit  []string
 	// FailedTests are the names of the failed tests.
 	FailedTests []string
+}
+
+// DayTwoResult is one day-two stage's timeline for SUMMARY.md and
+// index.html: each probe's outage, each Machine's replacement.
+type DayTwoResult struct {
+	Stage, Title string
+	// Report is <stage>.md, relative to the artifacts folder.
+	Report string
+	// Probes are one line per outage probe ("API server /readyz: 0.0s out
+	// in 0 window(s) over 146s ..."), then its windows.
+	Probes []string
+	// Events are the Machines' moments, "+76.1s <machine> gone (pool, version)".
+	Events []string
 }
 
 // Failure is the error that ended a run.

@@ -97,6 +97,22 @@ func summary(in Input, o outcome, items []artifacts.ItemRecord) string {
 		}
 	}
 
+	if len(in.DayTwo) > 0 {
+		b.WriteString("\n## Day two\n")
+		for _, d := range in.DayTwo {
+			fmt.Fprintf(&b, "\n### %s\n\n", d.Title)
+			if d.Report != "" {
+				fmt.Fprintf(&b, "- **Report:** [%s](%s)\n", d.Report, d.Report)
+			}
+			for _, p := range d.Probes {
+				fmt.Fprintf(&b, "- %s\n", p)
+			}
+			for _, e := range d.Events {
+				fmt.Fprintf(&b, "- %s\n", e)
+			}
+		}
+	}
+
 	b.WriteString("\n## Clusters\n\n")
 	if len(in.Clusters) == 0 {
 		b.WriteString("No cluster was collected: none existed yet, or collection did not run.\n")

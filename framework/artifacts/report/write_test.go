@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"html"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -290,5 +291,28 @@ func TestPerClusterResultsInTheSummaryAndIndex(t *testing.T) {
 	}
 	if idx := artifactstest.Read(t, w, "index.html"); !strings.Contains(idx, "workload / workload-2 wl-b") {
 		t.Error("index.html's timeline has no row for workload-2")
+	}
+}
+
+// A day-two stage's timeline (each probe's outage windows, each Machine's
+// replacement) is in SUMMARY.md and index.html, linked to its page.
+func TestDayTwoTimelineInTheSummaryAndIndex(t *testing.T) {
+	w := artifactstest.NewWriter(t, artifacts.DefaultMaxFileSize, password)
+	_, err := report.Write(w, report.Input{RunID: "r-2", DayTwo: []report.DayTwoResult{{Stage: "upgrade", Title: "Upgrade of upg from v1.32.5 to v1.33.1",
+		Report: "upgrade.md",
+		Probes: []string{"Service tkg-e2e-probe: 0.8s out in 1 window(s) over 146s (585 polls, 3 failed)", "outage +41.2s..+42.0s (0.8s): connection refused"},
+		Events: []string{"+76.1s upg-cp-a gone (control-plane, v1.32.5)"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, idx := artifactstest.Read(t, w, report.SummaryFile), html.UnescapeString(artifactstest.Read(t, w, "index.html"))
+	for _, want := range []string{"Upgrade of upg from v1.32.5 to v1.33.1", "0.8s out in 1 window(s)", "+41.2s..+42.0s (0.8s): connection refused",
+		"+76.1s upg-cp-a gone (control-plane, v1.32.5)", "upgrade.md"} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("SUMMARY.md lacks %q", want)
+		}
+		if !strings.Contains(idx, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
 	}
 }

@@ -1,0 +1,65 @@
+package config
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// validateUpgrade checks the upgrade stage's input before anything runs:
+// a target that is a version newer than the cluster it upgrades (an equal
+// or older one would "pass" without a single Machine replaced), bounds that
+// are durations, and on vSphere a template for the target too.
+func (c *Config) validateUpgrade(add func(key, msg, fix string)) {
+	u := c.Upgrade
+	for key, v := range map[string]string{"upgrade.apiOutageBound": u.APIOutageBound, "upgrade.serviceOutageBound": u.ServiceOutageBound} {
+		if v != "" {
+			checkPositiveDuration(add, key, v, "10s")
+		}
+	}
+	from := c.Clusters.Upgrade
+	if from == nil {
+		return
+	}
+	if u.KubernetesVersion == "" {
+		add("upgrade.kubernetesVersion", "clusters.upgrade is set but not the version to upgrade it to",
+			"set upgrade.kubernetesVersion to the release under test, e.g. v1.33.1")
+		return
+	}
+	if !k8sVersion.MatchString(u.KubernetesVersion) {
+		add("upgrade.kubernetesVersion", fmt.Sprintf("%q is not a Kubernetes version", u.KubernetesVersion), "write it like v1.33.1")
+		return
+	}
+	if newer, err := NewerVersion(u.KubernetesVersion, from.KubernetesVersion); err == nil && !newer {
+		add("upgrade.kubernetesVersion", fmt.Sprintf("%s is not newer than clusters.upgrade.kubernetesVersion %s: nothing would be upgraded",
+			u.KubernetesVersion, from.KubernetesVersion),
+			"create clusters.upgrade at the previous release (e.g. v1.32.5) and upgrade it to the release under test")
+	}
+	if c.UsesCAPV() {
+		if _, ok := c.TemplateFor(u.KubernetesVersion); !ok {
+			add("upgrade.kubernetesVersion", fmt.Sprintf("no OVA in ova.images has KUBERNETES_SEMVER %s: CAPV would have no template to roll the Machines to", u.KubernetesVersion),
+				"add the node OVA of that version to ova.images")
+		}
+	}
+}
+
+// NewerVersion reports whether Kubernetes version a is newer than b
+// (build metadata such as +vmware.1 ignored).
+func NewerVersion(a, b string) (bool, error) {
+	va, err := semver.NewVersion(a)
+	if err != nil {
+		return false, fmt.Errorf("%q is not a version: %w", a, err)
+	}
+	vb, err := semver.NewVersion(b)
+	if err != nil {
+		return false, fmt.Errorf("%q is not a version: %w", b, err)
+	}
+	return va.GreaterThan(vb), nil
+}
+
+// OutageBounds are the upgrade's availability bounds (zero: unbounded, the
+// outage is only reported).
+func (u Upgrade) OutageBounds() (api, service time.Duration) {
+	return mustDuration(u.APIOutageBound), mustDuration(u.ServiceOutageBound)
+}

@@ -1,0 +1,205 @@
+package suites
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
+	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tkg-e2e/harness/framework/clusters"
+	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/node"
+	"github.com/tkg-e2e/harness/framework/probe"
+	"github.com/tkg-e2e/harness/framework/rollout"
+	"github.com/tkg-e2e/harness/framework/stages"
+	"github.com/tkg-e2e/harness/framework/wait"
+)
+
+// Upgrade is the Kubernetes upgrade as `tanzu cluster upgrade` and Cluster
+// API's ClusterUpgradeConformanceSpec do it: its own workload cluster
+// (clusters.upgrade, ID upgrade) is made by the management cluster at the
+// previous release, its topology version is bumped to the release under
+// test, every Machine is replaced (control plane first, one at a time)
+// while the API server and a Service are probed from outside, and health,
+// smoke, placement and packages run again on the upgraded cluster.
+var Upgrade = Stage{
+	Definition: stages.Definition{Name: "upgrade", Needs: []string{"move"}, Category: stages.Provider, DayTwo: true,
+		Kinds:     []string{clusters.ResourceKind},
+		Intervals: append([]string{"wait-rollout", "probe"}, append(clusterIntervals, recheckIntervals...)...),
+		Doc:       "a workload cluster at the previous release upgraded to the one under test: rollout order, API and Service outage, checks again"},
+	Cleanup:   capiClusterCleanup,
+	Preflight: upgradePreflight,
+	Spec: func(ctx context.Context, env func() *Env) {
+		UpgradeSpec(ctx, func() UpgradeSpecInput {
+			e := env()
+			in := UpgradeSpecInput{Env: e, To: e.Config.Upgrade.KubernetesVersion,
+				Rollout: e.Interval("upgrade", "wait-rollout"), Probe: e.Interval("upgrade", "probe"), Recheck: recheckInput(e, "upgrade")}
+			in.APIBound, in.ServiceBound = e.Config.Upgrade.OutageBounds()
+			if e.Config.Clusters.Upgrade != nil {
+				c := clusterInput(e, "upgrade", config.IDUpgrade, RoleManagement, false)
+				in.Create = &c
+			}
+			return in
+		})
+	},
+}
+
+// UpgradeSpecInput is the input of UpgradeSpec.
+type UpgradeSpecInput struct {
+	Env *Env
+	// Create makes the cluster to upgrade, at the previous release.
+	Create *ClusterSpecInput
+	// To is the version the cluster is upgraded to.
+	To string
+	// APIBound and ServiceBound fail the stage when the API server or the
+	// probe Service were out longer in total (0: only reported).
+	APIBound, ServiceBound time.Duration
+	Rollout, Probe         config.Interval
+	Recheck                RecheckInput
+}
+
+func (in UpgradeSpecInput) StageOf() (*Env, string) { return in.Env, "upgrade" }
+
+func (in UpgradeSpecInput) Validate() error {
+	return InputErrors(in.Env, Unless(in.Create != nil, "no clusters.upgrade in the profile: the upgrade stage needs a cluster to create at the previous release "+
+		"(config/local.yaml has one; e.g. clusters.upgrade: {name: tkg-e2e-upg, kubernetesVersion: v1.32.5})"),
+		Unless(in.To != "", "upgrade.kubernetesVersion is empty: set the version to upgrade to"),
+		Unless(in.Rollout.Timeout > 0 && in.Probe.Poll > 0, "intervals upgrade/wait-rollout and upgrade/probe (with a poll) are required"))
+}
+
+// UpgradeSpec creates the cluster at the previous release, upgrades it with
+// the outage probes running, checks the rollout's order and the outages
+// against their bounds, and runs the checks again.
+func UpgradeSpec(_ context.Context, inputGetter func() UpgradeSpecInput) {
+	DeclareStage("upgrades a workload cluster to the release under test, within its outage bounds, and passes the checks again", inputGetter,
+		func(input UpgradeSpecInput) StageFuncs {
+			return StageFuncs{Run: func(ctx context.Context) error { return runUpgrade(ctx, input) },
+				// A kept run's upgraded cluster is checked again by the stages
+				// after it, at the version its state records.
+				Reattach: func(ctx context.Context) error { return attachCluster(ctx, input.Env, config.IDUpgrade) }}
+		})
+}
+
+func runUpgrade(ctx context.Context, in UpgradeSpecInput) error {
+	env := in.Env
+	steps, err := createCluster(ctx, env, *in.Create)
+	StepEntries(env, "upgrade", steps)
+	if err != nil {
+		return err
+	}
+	c := env.Cluster(config.IDUpgrade)
+	if c == nil {
+		return ErrNoCluster(config.IDUpgrade)
+	}
+	from := in.Create.Cluster.KubernetesVersion
+	mgmt, err := in.Create.Holder.Connect()
+	if err != nil {
+		return err
+	}
+	k, err := c.Connect()
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	svc, err := probe.DeployService(ctx, probe.ServiceInput{Clientset: k.Clientset, Image: env.Config.Smoke.Image, Wait: in.Probe,
+		Progress: wait.Printer{W: env.Out, Prefix: "[upgrade]"}})
+	if err != nil {
+		return fmt.Errorf("before the upgrade: %w", err)
+	}
+	StepEntries(env, "upgrade", []Step{{Name: "probe-service", Duration: time.Since(start)}})
+	probes := []*probe.Running{
+		probe.Start(ctx, probe.Probe{Name: "API server /readyz", Period: in.Probe.Poll, Timeout: time.Second, Check: probe.Readyz(k.Clientset)}),
+		probe.Start(ctx, probe.Probe{Name: "Service " + probe.ServiceName + " (NodePort, from outside)", Period: in.Probe.Poll, Timeout: time.Second,
+			Check: probe.HTTPAny(probe.HTTPClient, svc.URLs)}),
+	}
+	// The probe's objects would otherwise count in the rechecks' placement.
+	defer func() { _ = svc.Delete(context.WithoutCancel(ctx)) }()
+
+	change := func(ctx context.Context) error {
+		if err := setTopologyVersion(ctx, mgmt.Client, c.Namespace, c.Name, in.To); err != nil {
+			return err
+		}
+		// From here on the cluster should be at the new version: health
+		// expects it, and a resumed run knows it.
+		key := clusters.ResourceKind + "/" + c.Namespace + "/" + c.Name
+		if err := env.State.SetResourceAttribute(key, AttrKubernetesVersion, in.To); err != nil {
+			return err
+		}
+		env.Printf("[upgrade] %s: topology version %s -> %s", c.Name, from, in.To)
+		return nil
+	}
+	// The control plane's upgrade rolls kube-proxy to the new version on
+	// the old workers too; their node image has only the old one, and
+	// offline they cannot pull it (tryLoad: a machine with registry access
+	// pulls it).
+	kubeProxy := capiclusterctl.ContainerImage{Name: "registry.k8s.io/kube-proxy:" + in.To, LoadBehavior: capiclusterctl.TryLoadImage}
+	tl, err := watchMachines(ctx, env, "upgrade", c, in.Create.Holder, machineWatch{Want: rollout.Want{Version: in.To}, Change: change,
+		Interval: in.Rollout, What: fmt.Sprintf("every Machine of %s/%s replaced at %s", c.Namespace, c.Name, in.To),
+		Images: []capiclusterctl.ContainerImage{kubeProxy}})
+	results := make([]probe.Result, len(probes))
+	for i, p := range probes {
+		results[i] = p.Stop()
+	}
+	if derr := svc.Delete(ctx); derr != nil {
+		env.Printf("[upgrade] deleting the probe Service: %v", derr)
+	}
+	report := dayTwoReport{Title: fmt.Sprintf("Upgrade of %s from %s to %s", c.Name, from, in.To), Timeline: tl, Probes: results}
+	report.write(env, "upgrade")
+	if err != nil {
+		return err
+	}
+	var errs []error
+	errs = append(errs, rollout.CheckRollingOrder(tl, tl.Pools(), in.Rollout.Poll+2*time.Second))
+	if replaced, existed := len(tl.Replaced()), len(tl.Existing()); replaced != existed {
+		errs = append(errs, fmt.Errorf("%d of the %d Machines that existed before the upgrade were replaced", replaced, existed))
+	}
+	errs = append(errs, results[0].Within(in.APIBound), results[1].Within(in.ServiceBound))
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	return recheck(ctx, in.Recheck, c)
+}
+
+// setTopologyVersion bumps a ClusterClass cluster's version: the topology
+// controller then upgrades the control plane, and the MachineDeployments
+// once it is done.
+func setTopologyVersion(ctx context.Context, c client.Client, ns, name, version string) error {
+	var cl clusterv1.Cluster
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &cl); err != nil {
+		return fmt.Errorf("reading Cluster %s/%s: %w", ns, name, err)
+	}
+	if !cl.Spec.Topology.IsDefined() {
+		return fmt.Errorf("cluster %s/%s has no topology: the upgrade stage upgrades ClusterClass clusters (flavor development)", ns, name)
+	}
+	patch := client.MergeFrom(cl.DeepCopy())
+	cl.Spec.Topology.Version = version
+	if err := c.Patch(ctx, &cl, patch); err != nil {
+		return fmt.Errorf("setting Cluster %s/%s's topology version to %s: %w", ns, name, version, err)
+	}
+	return nil
+}
+
+// upgradePreflight finds what the upgrade needs before the first cluster:
+// the node images of both versions on this Docker host (CAPD's nodes are
+// containers of kindest/node:<version>).
+func upgradePreflight(ctx context.Context, e *Env) error {
+	u := e.Config.Clusters.Upgrade
+	if u == nil {
+		return fmt.Errorf("upgrade: the profile has no clusters.upgrade, the cluster the stage creates at the previous release and upgrades: " +
+			"add one (config/local.yaml has an example: name, kubernetesVersion, topologyVariables) and upgrade.kubernetesVersion")
+	}
+	if !e.Config.Infrastructure().NodesAreContainers() {
+		return nil
+	}
+	var errs []error
+	for _, v := range []string{u.KubernetesVersion, e.Config.Upgrade.KubernetesVersion} {
+		if err := node.ImagePresent(ctx, "kindest/node:"+v); err != nil {
+			errs = append(errs, fmt.Errorf("upgrade: no node image for %s: %w (offline: build it with scripts/previous-release-images.sh, PREVIOUS_KUBERNETES_VERSION=%s)", v, err, v))
+		}
+	}
+	return errors.Join(errs...)
+}
