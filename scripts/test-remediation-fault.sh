@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # A remediation that never replaces the Machine, injected into the kept
 # workload cluster of a run: every worker Machine carries Cluster API's
-# skip-remediation annotation, so the MachineHealthCheck sees the stopped
-# kubelet and does nothing. The remediate stage must fail within its wait
+# skip-remediation annotation, so every MachineHealthCheck passes it over
+# and the stopped kubelet is never remediated. The remediate stage must fail within its wait
 # (shortened here to REMEDIATION_WAIT, default 2m), its state.json message
 # naming the Machine it broke as "not replaced", with its conditions.
 # Afterwards the annotation is removed and the kubelet started again, and

@@ -155,21 +155,28 @@ func unsettled(t *Timeline, w Want) []string {
 	return off
 }
 
-// NotRemediated is a StuckIf for a remediation: the named Machine was
-// found unhealthy by its MachineHealthCheck (HealthCheckSucceeded False)
-// but carries Cluster API's skip-remediation annotation, so nothing will
-// replace it.
+// NotRemediated is a StuckIf for a remediation: the named Machine is not
+// Ready, but carries an annotation that makes every MachineHealthCheck pass
+// it over (skip-remediation, or paused), so nothing will replace it.
 func NotRemediated(name string) func(ms []clusterv1.Machine) string {
 	return func(ms []clusterv1.Machine) string {
 		for _, m := range ms {
 			if m.Name != name {
 				continue
 			}
-			_, skip := m.Annotations[clusterv1.MachineSkipRemediationAnnotation]
+			var skip string
+			for _, a := range []string{clusterv1.MachineSkipRemediationAnnotation, clusterv1.PausedAnnotation} {
+				if _, ok := m.Annotations[a]; ok {
+					skip = a
+				}
+			}
+			if skip == "" {
+				return ""
+			}
 			for _, c := range m.Status.Conditions {
-				if c.Type == clusterv1.MachineHealthCheckSucceededCondition && c.Status == metav1.ConditionFalse && skip {
-					return fmt.Sprintf("Machine %s is unhealthy (%s: %s) but annotated %s: no MachineHealthCheck will replace it",
-						name, c.Reason, strings.Join(strings.Fields(c.Message), " "), clusterv1.MachineSkipRemediationAnnotation)
+				if c.Type == clusterv1.MachineReadyCondition && c.Status != metav1.ConditionTrue {
+					return fmt.Sprintf("Machine %s is not Ready (Ready=%s, %s) and is annotated %s, which every MachineHealthCheck passes over: nothing will replace it",
+						name, c.Status, c.Reason, skip)
 				}
 			}
 		}

@@ -98,20 +98,18 @@ func TestRollingOrder(t *testing.T) {
 }
 
 // The injected fault of scripts/test-remediation-fault.sh, as a unit: the
-// MachineHealthCheck found the Machine unhealthy, but it carries the
-// skip-remediation annotation. The wait ends after its grace, not at its
-// timeout, with that as the cause.
+// Machine is not Ready, but carries the skip-remediation annotation, which
+// MachineHealthChecks pass over (Cluster API's shouldSkipRemediation). The
+// wait ends after its grace, not at its timeout, with that as the cause.
 func TestARemediationThatCannotHappenEndsTheWaitWithItsCause(t *testing.T) {
 	m := machine("wl-md-0-a", "md-0", "v1.33.1", false)
 	m.Annotations = map[string]string{clusterv1.MachineSkipRemediationAnnotation: ""}
-	m.Status.Conditions = append(m.Status.Conditions, metav1.Condition{Type: clusterv1.MachineHealthCheckSucceededCondition,
-		Status: metav1.ConditionFalse, Reason: "UnhealthyNode", Message: "Condition Ready on node is reporting status Unknown for more than 30s"})
 	c := fake.NewClientBuilder().WithScheme(kube.Scheme()).WithObjects(m).Build()
 	start := time.Now()
 	_, err := Watch(context.Background(), WatchInput{Client: c, Cluster: "wl", Namespace: "default", What: "remediation",
 		Want: Want{Pools: map[string]int{"md-0": 1}, Gone: []string{"wl-md-0-a"}}, StuckIf: NotRemediated("wl-md-0-a"),
 		Interval: wait.Interval{Timeout: time.Minute, Poll: 10 * time.Millisecond, Grace: 100 * time.Millisecond}})
-	if err == nil || !strings.HasPrefix(err.Error(), "Machine wl-md-0-a is unhealthy (UnhealthyNode") ||
+	if err == nil || !strings.HasPrefix(err.Error(), "Machine wl-md-0-a is not Ready (Ready=False, NodeNotReady)") ||
 		!strings.Contains(err.Error(), "annotated cluster.x-k8s.io/skip-remediation") || !strings.Contains(err.Error(), "not replaced: wl-md-0-a") {
 		t.Fatalf("err = %v", err)
 	}
