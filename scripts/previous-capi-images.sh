@@ -31,6 +31,9 @@
 #      ~/.cache/tkg-e2e/previous-capi).
 set -euo pipefail
 . "$(dirname "$0")/lib-script.sh" previous-capi-images
+# Only the export lines go to stdout, so that eval "$(bash $0)" sets them;
+# progress goes to stderr.
+exec 3>&1 1>&2
 
 prev=${PREVIOUS_CAPI_VERSION:-v1.13.0}
 cur=${CAPI_VERSION:?CAPI_VERSION is not set: source the kit env (. /var/cache/testbed/out/env.sh)}
@@ -93,10 +96,10 @@ ready() {
   say "ready: $(echo $images | tr ' ' ,), clusterctl $prev: $bin/clusterctl"
   say "clusterctl repository $repo: $(echo $labels | tr ' ' ,) at $prev and $cur"
   say "clusterctl config: $config"
-  echo "export CAPI_PREVIOUS_VERSION=$prev"
-  echo "export CAPI_PREVIOUS_IMAGES=\"$(echo $images)\""
-  echo "export CAPI_PREVIOUS_CLUSTERCTL_BIN=$bin/clusterctl"
-  echo "export CAPI_PREVIOUS_CLUSTERCTL_CONFIG=$config"
+  echo "export CAPI_PREVIOUS_VERSION=$prev" >&3
+  echo "export CAPI_PREVIOUS_IMAGES=\"$(echo $images)\"" >&3
+  echo "export CAPI_PREVIOUS_CLUSTERCTL_BIN=$bin/clusterctl" >&3
+  echo "export CAPI_PREVIOUS_CLUSTERCTL_CONFIG=$config" >&3
 }
 up_to_date=1
 for p in $providers; do

@@ -186,6 +186,9 @@ type dayTwoReport struct {
 	Title    string
 	Timeline *rollout.Timeline
 	Probes   []probe.Result
+	// Notes are facts of the stage listed before the Machines (provider
+	// versions before and after, what was checked).
+	Notes []string
 }
 
 func (r dayTwoReport) markdown() string {
@@ -196,6 +199,12 @@ func (r dayTwoReport) markdown() string {
 		for _, p := range r.Probes {
 			fmt.Fprintf(&b, "| %s | %.1fs | %s | %d | %d |\n", p.Name, p.Total().Seconds(), dashIfEmpty(strings.Join(p.WindowList(), "<br>")), p.Polls, p.Failures)
 		}
+		b.WriteString("\n")
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "- %s\n", n)
+	}
+	if len(r.Notes) > 0 {
 		b.WriteString("\n")
 	}
 	if t := r.Timeline; t != nil {
@@ -222,7 +231,7 @@ func (r dayTwoReport) write(env *Env, stage string) {
 		}
 	}
 	var steps []Step
-	res := report.DayTwoResult{Stage: stage, Title: r.Title, Report: stage + ".md"}
+	res := report.DayTwoResult{Stage: stage, Title: r.Title, Report: stage + ".md", Notes: r.Notes}
 	for _, p := range r.Probes {
 		env.Printf("[%s] %s", stage, p.Summary())
 		res.Probes = append(res.Probes, p.Summary())
@@ -262,20 +271,24 @@ func recheckInput(e *Env, stage string) RecheckInput {
 		Smoke: &SmokeSpecInput{Env: e, Image: e.Config.Smoke.Image, Wait: e.Interval(stage, "smoke")}}
 }
 
-// recheck runs health, smoke, placement and packages again on one cluster,
-// their pages under <artifacts>/<stage>/, every failure reported.
-func recheck(ctx context.Context, in RecheckInput, c *Cluster) error {
+// recheck runs health, smoke, placement and packages again on the clusters
+// a stage changed, one page per check covering them all under
+// <artifacts>/<stage>/, every failure reported.
+func recheck(ctx context.Context, in RecheckInput, cs ...*Cluster) error {
 	env := in.Env
-	k, err := c.Connect()
-	if err != nil {
-		return err
+	var target []assert.Target
+	for _, c := range cs {
+		k, err := c.Connect()
+		if err != nil {
+			return err
+		}
+		target = append(target, assert.Target{Role: c.Role, Name: c.Name, Namespace: c.Namespace, Cluster: k})
 	}
 	w, err := env.ArtifactWriter(filepath.Join(env.ArtifactFolder, in.Stage))
 	if err != nil {
 		return err
 	}
 	var errs []error
-	target := []assert.Target{{Role: c.Role, Name: c.Name, Namespace: c.Namespace, Cluster: k}}
 	for _, s := range in.Checks {
 		start := time.Now()
 		check, err := s.Assertion(env)
@@ -299,14 +312,16 @@ func recheck(ctx context.Context, in RecheckInput, c *Cluster) error {
 	if in.Smoke == nil {
 		return errors.Join(errs...)
 	}
-	start := time.Now()
-	entry, md, err := smokeCluster(ctx, *in.Smoke, c)
-	StepEntries(env, in.Stage, []Step{{Name: "recheck smoke", Duration: time.Since(start)}})
-	if entry != "" {
-		AddReportEntry(in.Stage+" "+entry, md)
-	}
-	if err != nil {
-		errs = append(errs, fmt.Errorf("smoke again, after %s: %w", in.Stage, err))
+	for _, c := range cs {
+		start := time.Now()
+		entry, md, err := smokeCluster(ctx, *in.Smoke, c)
+		StepEntries(env, in.Stage, []Step{{Name: "recheck smoke", Duration: time.Since(start)}})
+		if entry != "" {
+			AddReportEntry(in.Stage+" "+entry, md)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("smoke again on %s, after %s: %w", c.Name, in.Stage, err))
+		}
 	}
 	return errors.Join(errs...)
 }

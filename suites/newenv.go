@@ -136,7 +136,7 @@ func NewEnv(o EnvOptions) (*Env, error) {
 	// files (they can hold the vCenter password: 0600, beside the
 	// kubeconfigs, removed with them).
 	for _, id := range append([]string{""}, cfg.ClusterIDs()...) {
-		if err := clusters.WriteClusterctlConfig(env.ClusterctlConfig(id), cfg.Clusterctl.ConfigPath, cfg.ClusterctlVariables(id)); err != nil {
+		if err := clusters.WriteClusterctlConfig(env.ClusterctlConfig(id), cfg.ClusterctlConfigBase(id), cfg.ClusterctlVariables(id)); err != nil {
 			return env, err
 		}
 	}

@@ -51,44 +51,52 @@ func (in ScaleSpecInput) Validate() error {
 func ScaleSpec(_ context.Context, inputGetter func() ScaleSpecInput) {
 	DeclareStage("scales a MachineDeployment up by one and back, the new node like the others", inputGetter, func(in ScaleSpecInput) StageFuncs {
 		return StageFuncs{Run: func(ctx context.Context) error {
-			if in.Cluster == nil || in.Management == nil {
-				return ErrNoCluster(RoleWorkload)
-			}
-			mgmt, err := in.Management.Connect()
-			if err != nil {
-				return err
-			}
-			pools, err := machinePools(ctx, mgmt.Client, in.Cluster)
-			if err != nil {
-				return err
-			}
-			md, n, err := firstWorkerPool(ctx, mgmt.Client, in.Cluster)
-			if err != nil {
-				return err
-			}
-			version := in.Env.KubernetesVersionNow(in.Cluster)
-			up := cloneWith(pools, md, n+1)
-			tl, err := watchMachines(ctx, in.Env, "scale", in.Cluster, in.Management, machineWatch{Want: rollout.Want{Pools: up, Version: version},
-				Change:   func(ctx context.Context) error { return setWorkerReplicas(ctx, mgmt.Client, in.Cluster, n+1) },
-				Interval: in.Wait, What: fmt.Sprintf("%s scaled %d -> %d, every Machine Ready", md, n, n+1)})
-			report := dayTwoReport{Title: fmt.Sprintf("Scale of %s's %s: %d -> %d -> %d", in.Cluster.Name, md, n, n+1, n), Timeline: tl}
-			if err == nil {
-				err = checkNewNodes(ctx, in.Cluster, tl, version)
-			}
-			if err == nil {
-				var down *rollout.Timeline
-				down, err = watchMachines(ctx, in.Env, "scale", in.Cluster, in.Management, machineWatch{Want: rollout.Want{Pools: pools, Version: version},
-					Change:   func(ctx context.Context) error { return setWorkerReplicas(ctx, mgmt.Client, in.Cluster, n) },
-					Interval: in.Wait, What: fmt.Sprintf("%s scaled %d -> %d", md, n+1, n)})
-				report.Timeline = mergeTimelines(tl, down)
-			}
-			report.write(in.Env, "scale")
+			rep, err := scaleUpAndBack(ctx, in, "scale")
+			rep.write(in.Env, "scale")
 			if err != nil {
 				return err
 			}
 			return recheck(ctx, in.Recheck, in.Cluster)
 		}}
 	})
+}
+
+// scaleUpAndBack scales the cluster's first MachineDeployment up by one,
+// checks the new node, and scales it back, watched under stage's name
+// (the provider-upgrade stage scales its workload cluster this way too).
+func scaleUpAndBack(ctx context.Context, in ScaleSpecInput, stage string) (dayTwoReport, error) {
+	if in.Cluster == nil || in.Management == nil {
+		return dayTwoReport{Title: "Scale: no cluster"}, ErrNoCluster(RoleWorkload)
+	}
+	mgmt, err := in.Management.Connect()
+	if err != nil {
+		return dayTwoReport{Title: "Scale of " + in.Cluster.Name}, err
+	}
+	pools, err := machinePools(ctx, mgmt.Client, in.Cluster)
+	if err != nil {
+		return dayTwoReport{Title: "Scale of " + in.Cluster.Name}, err
+	}
+	md, n, err := firstWorkerPool(ctx, mgmt.Client, in.Cluster)
+	if err != nil {
+		return dayTwoReport{Title: "Scale of " + in.Cluster.Name}, err
+	}
+	version := in.Env.KubernetesVersionNow(in.Cluster)
+	up := cloneWith(pools, md, n+1)
+	tl, err := watchMachines(ctx, in.Env, stage, in.Cluster, in.Management, machineWatch{Want: rollout.Want{Pools: up, Version: version},
+		Change:   func(ctx context.Context) error { return setWorkerReplicas(ctx, mgmt.Client, in.Cluster, n+1) },
+		Interval: in.Wait, What: fmt.Sprintf("%s scaled %d -> %d, every Machine Ready", md, n, n+1)})
+	report := dayTwoReport{Title: fmt.Sprintf("Scale of %s's %s: %d -> %d -> %d", in.Cluster.Name, md, n, n+1, n), Timeline: tl}
+	if err == nil {
+		err = checkNewNodes(ctx, in.Cluster, tl, version)
+	}
+	if err == nil {
+		var down *rollout.Timeline
+		down, err = watchMachines(ctx, in.Env, stage, in.Cluster, in.Management, machineWatch{Want: rollout.Want{Pools: pools, Version: version},
+			Change:   func(ctx context.Context) error { return setWorkerReplicas(ctx, mgmt.Client, in.Cluster, n) },
+			Interval: in.Wait, What: fmt.Sprintf("%s scaled %d -> %d", md, n+1, n)})
+		report.Timeline = mergeTimelines(tl, down)
+	}
+	return report, err
 }
 
 // firstWorkerPool is the cluster's first topology MachineDeployment: its

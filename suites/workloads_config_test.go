@@ -31,9 +31,9 @@ func TestASecondWorkloadClusterIsOneMoreEntry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The local profile's upgrade cluster comes last: the workload stage
-	// does not make it (WorkloadIDs).
-	if got := cfg.ClusterIDs(); !slices.Equal(got, []string{"management", "workload", "workload-2", "upgrade"}) {
+	// The local profile's day-two clusters come last: the workload stage
+	// does not make them (WorkloadIDs).
+	if got := cfg.ClusterIDs(); !slices.Equal(got, []string{"management", "workload", "workload-2", "upgrade", "provider-upgrade", "provider-upgrade-workload"}) {
 		t.Fatalf("ClusterIDs = %v", got)
 	}
 	if got := cfg.WorkloadIDs(); !slices.Equal(got, []string{"workload", "workload-2"}) {

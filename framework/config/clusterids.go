@@ -25,6 +25,12 @@ func (c *Config) ClusterIDs() []string {
 	if c.Clusters.Upgrade != nil {
 		ids = append(ids, IDUpgrade)
 	}
+	if c.Clusters.ProviderUpgrade != nil {
+		ids = append(ids, IDProviderUpgrade)
+	}
+	if c.Clusters.ProviderUpgradeWorkload != nil {
+		ids = append(ids, IDProviderUpgradeWorkload)
+	}
 	return ids
 }
 
@@ -40,8 +46,11 @@ func (c *Config) WorkloadIDs() []string {
 
 // RoleOf is the role of a cluster ID: "workload-2" is a workload cluster.
 func RoleOf(id string) string {
-	if _, ok := extraIndex(id); ok || id == IDUpgrade {
+	if _, ok := extraIndex(id); ok || id == IDUpgrade || id == IDProviderUpgradeWorkload {
 		return idWorkload
+	}
+	if id == IDProviderUpgrade {
+		return idManagement
 	}
 	return id
 }
@@ -74,6 +83,12 @@ func ClusterKey(id string) string {
 	if i, ok := extraIndex(id); ok {
 		return fmt.Sprintf("clusters.workloads[%d]", i)
 	}
+	switch id {
+	case IDProviderUpgrade:
+		return "clusters.providerUpgrade"
+	case IDProviderUpgradeWorkload:
+		return "clusters.providerUpgradeWorkload"
+	}
 	return "clusters." + id
 }
 
@@ -86,6 +101,10 @@ func (c *Config) cluster(id string) *WorkloadCluster {
 		return &c.Clusters.Workload
 	case IDUpgrade:
 		return c.Clusters.Upgrade
+	case IDProviderUpgrade:
+		return c.Clusters.ProviderUpgrade
+	case IDProviderUpgradeWorkload:
+		return c.Clusters.ProviderUpgradeWorkload
 	}
 	if i, ok := extraIndex(id); ok && i < len(c.Clusters.Workloads) {
 		return &c.Clusters.Workloads[i]

@@ -53,6 +53,9 @@ type Config struct {
 	Conformance Conformance `yaml:"conformance"`
 	// Upgrade configures the upgrade stage (clusters.upgrade is its cluster).
 	Upgrade Upgrade `yaml:"upgrade"`
+	// ProviderUpgrade configures the provider-upgrade stage
+	// (clusters.providerUpgrade and clusters.providerUpgradeWorkload).
+	ProviderUpgrade ProviderUpgrade `yaml:"providerUpgrade"`
 	// Artifacts tunes collection.
 	Artifacts Artifacts `yaml:"artifacts"`
 	// Cleanup says how the run's clusters are deleted at the end.
@@ -261,6 +264,15 @@ type Clusters struct {
 	// first workload cluster, as for clusters.workloads. Unset: the
 	// profile has no upgrade stage.
 	Upgrade *WorkloadCluster `yaml:"upgrade"`
+	// ProviderUpgrade is the provider-upgrade stage's management cluster
+	// (ID provider-upgrade), made by the run's management cluster with
+	// providerUpgrade.from's providers and upgraded to providerUpgrade.to;
+	// unset fields come from clusters.management.
+	ProviderUpgrade *WorkloadCluster `yaml:"providerUpgrade"`
+	// ProviderUpgradeWorkload is the workload cluster that management
+	// cluster makes and must still manage after the upgrade (ID
+	// provider-upgrade-workload); unset fields come from clusters.workload.
+	ProviderUpgradeWorkload *WorkloadCluster `yaml:"providerUpgradeWorkload"`
 }
 
 // BootstrapCluster is the kind cluster.

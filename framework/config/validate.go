@@ -72,6 +72,12 @@ func (c *Config) defaults() {
 	if u := c.Clusters.Upgrade; u != nil {
 		u.inherit(c.Clusters.Workload)
 	}
+	if u := c.Clusters.ProviderUpgrade; u != nil {
+		u.inherit(c.Clusters.Management)
+	}
+	if u := c.Clusters.ProviderUpgradeWorkload; u != nil {
+		u.inherit(c.Clusters.Workload)
+	}
 	if c.Artifacts.MaxFileSize == "" {
 		c.Artifacts.MaxFileSize = "10Mi"
 	}
@@ -101,6 +107,7 @@ func (c *Config) resolvePaths(idx nodeIndex) {
 		}
 	}
 	fix("clusterctl.configPath", &c.Clusterctl.ConfigPath)
+	fix("providerUpgrade.clusterctlConfigPath", &c.ProviderUpgrade.ClusterctlConfigPath)
 	fix("vsphere.passwordFile", &c.VSphere.PasswordFile)
 	fix("vsphere.caFile", &c.VSphere.CAFile)
 	fix("addons.cniManifest", &c.Addons.CNIManifest)
@@ -156,6 +163,7 @@ func (c *Config) validate(idx nodeIndex) Problems {
 	c.validateOVAs(add)
 	c.validateClusters(add)
 	c.validateUpgrade(add)
+	c.validateProviderUpgrade(add)
 	c.validateCAPV(add)
 
 	c.checkFileOrURL(add, "addons.cniManifest", c.Addons.CNIManifest, c.Profile == "local", "CNI_MANIFEST")

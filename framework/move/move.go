@@ -491,6 +491,16 @@ type SettleInput struct {
 	Settle   wait.Interval
 	Progress io.Writer
 	Prefix   string
+	// Cause names what must not have replaced a Machine, in messages
+	// ("the move" when empty; "clusterctl upgrade").
+	Cause string
+}
+
+func (in SettleInput) cause() string {
+	if in.Cause == "" {
+		return "the move"
+	}
+	return in.Cause
 }
 
 // Settle checks that the move replaced no Machine: Reconciled, then
@@ -543,7 +553,7 @@ func Unchanged(ctx context.Context, in SettleInput, moved []clusters.Machine) ([
 	}
 	var last []clusters.Machine
 	deadline := time.Now().Add(settle)
-	err := wait.For(ctx, wait.Options{What: fmt.Sprintf("Machines of %s unchanged for %s after the move", in.ClusterName, settle),
+	err := wait.For(ctx, wait.Options{What: fmt.Sprintf("Machines of %s unchanged for %s after %s", in.ClusterName, settle, in.cause()),
 		Timeout: settle + in.Reconcile.Timeout, Interval: in.Settle.Poll, Progress: in.Progress, Prefix: in.Prefix},
 		func(ctx context.Context) (bool, string, error) {
 			ms, running, state, _, err := checkTarget(ctx, in, moved, true)
@@ -566,7 +576,7 @@ func checkTarget(ctx context.Context, in SettleInput, ref []clusters.Machine, sa
 		return nil, false, "", nil, err
 	}
 	if d := machineDiff(ref, ms, sameUIDs); d != "" {
-		return ms, false, "", nil, wait.Permanent(fmt.Errorf("a Machine was replaced or changed by the move: %s", d))
+		return ms, false, "", nil, wait.Permanent(fmt.Errorf("a Machine was replaced or changed by %s: %s", in.cause(), d))
 	}
 	c = &clusterv1.Cluster{}
 	if err := in.Target.Client.Get(ctx, client.ObjectKey{Namespace: in.Namespace, Name: in.ClusterName}, c); err != nil {

@@ -54,11 +54,11 @@ func CheckUpgradeTargets(ctx context.Context, configPath string, to Providers) e
 	for _, t := range to.typed() {
 		name, version, ok := strings.Cut(t.name, ":")
 		if !ok || version == "" {
-			errs = append(errs, fmt.Errorf("upgrade target %s has no version: write it as %s:v1.14.0", t.name, name))
+			errs = append(errs, fmt.Errorf("provider %s has no version: write it as %s:<version>, e.g. %s:v1.14.0", t.name, name, name))
 			continue
 		}
 		if _, err := c.GetProviderComponents(ctx, t.name, t.typ, clusterctlclient.ComponentsOptions{SkipTemplateProcess: true}); err != nil {
-			errs = append(errs, fmt.Errorf("upgrade target %s (%s) is not in the clusterctl repository of %s: %w", t.name, t.typ, orDefault(configPath), err))
+			errs = append(errs, fmt.Errorf("%s (%s) is not in the clusterctl repository of %s: %w", t.name, t.typ, orDefault(configPath), err))
 		}
 	}
 	return errors.Join(errs...)

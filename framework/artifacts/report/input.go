@@ -74,6 +74,9 @@ type DayTwoResult struct {
 	// Probes are one line per outage probe ("API server /readyz: 0.0s out
 	// in 0 window(s) over 146s ..."), then its windows.
 	Probes []string
+	// Notes are the stage's facts ("clusterctl upgrade: core cluster-api
+	// v1.13.0 -> v1.14.0 in 41.2s").
+	Notes []string
 	// Events are the Machines' moments, "+76.1s <machine> gone (pool, version)".
 	Events []string
 }

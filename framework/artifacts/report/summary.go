@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,7 +105,7 @@ func summary(in Input, o outcome, items []artifacts.ItemRecord) string {
 			if d.Report != "" {
 				fmt.Fprintf(&b, "- **Report:** [%s](%s)\n", d.Report, d.Report)
 			}
-			for _, p := range d.Probes {
+			for _, p := range append(slices.Clone(d.Notes), d.Probes...) {
 				fmt.Fprintf(&b, "- %s\n", p)
 			}
 			for _, e := range d.Events {

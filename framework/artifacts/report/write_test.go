@@ -301,13 +301,14 @@ func TestDayTwoTimelineInTheSummaryAndIndex(t *testing.T) {
 	_, err := report.Write(w, report.Input{RunID: "r-2", DayTwo: []report.DayTwoResult{{Stage: "upgrade", Title: "Upgrade of upg from v1.32.5 to v1.33.1",
 		Report: "upgrade.md",
 		Probes: []string{"Service tkg-e2e-probe: 0.8s out in 1 window(s) over 146s (585 polls, 3 failed)", "outage +41.2s..+42.0s (0.8s): connection refused"},
-		Events: []string{"+76.1s upg-cp-a gone (control-plane, v1.32.5)"}}}})
+		Events: []string{"+76.1s upg-cp-a gone (control-plane, v1.32.5)"}},
+		{Stage: "provider-upgrade", Title: "Provider upgrade of pum", Notes: []string{"clusterctl upgrade apply in 24.1s: cluster-api v1.13.0 -> v1.14.0"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	sum, idx := artifactstest.Read(t, w, report.SummaryFile), html.UnescapeString(artifactstest.Read(t, w, "index.html"))
 	for _, want := range []string{"Upgrade of upg from v1.32.5 to v1.33.1", "0.8s out in 1 window(s)", "+41.2s..+42.0s (0.8s): connection refused",
-		"+76.1s upg-cp-a gone (control-plane, v1.32.5)", "upgrade.md"} {
+		"+76.1s upg-cp-a gone (control-plane, v1.32.5)", "upgrade.md", "Provider upgrade of pum", "cluster-api v1.13.0 -> v1.14.0"} {
 		if !strings.Contains(sum, want) {
 			t.Errorf("SUMMARY.md lacks %q", want)
 		}
