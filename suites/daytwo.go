@@ -9,7 +9,6 @@ import (
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
-	corev1 "k8s.io/api/core/v1"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,7 +20,6 @@ import (
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/probe"
 	"github.com/tkg-e2e/harness/framework/rollout"
-	"github.com/tkg-e2e/harness/framework/wait"
 )
 
 // watchMachines makes a day-two change and watches the cluster's Machines
@@ -77,46 +75,8 @@ func watchMachines(ctx context.Context, env *Env, stage string, c, holder *Clust
 			pre.Stop()
 		}
 	}
-	if err == nil {
-		t := time.Now()
-		err = waitOrphansGone(ctx, c, iv, wait.Printer{W: env.Out, Prefix: "[" + stage + "]"})
-		steps = append(steps, Step{Name: "pods-of-gone-nodes", Duration: time.Since(t)})
-	}
 	StepEntries(env, stage, steps)
 	return tl, err
-}
-
-// waitOrphansGone waits until no pod is bound to a node that is gone. A
-// deleted Machine's node takes its DaemonSet pods with it only when the pod
-// garbage collector gets to them (tens of seconds later); checks that run
-// before would judge pods of a node that no longer exists.
-func waitOrphansGone(ctx context.Context, c *Cluster, iv config.Interval, p wait.Printer) error {
-	k, err := c.Connect()
-	if err != nil {
-		return err
-	}
-	return wait.For(ctx, wait.Options{What: "no pod of " + c.Name + " left on a node that is gone", Timeout: iv.Timeout, Interval: iv.Poll,
-		Progress: p.W, Prefix: p.Prefix}, func(ctx context.Context) (bool, string, error) {
-		var nodes corev1.NodeList
-		if err := k.Client.List(ctx, &nodes); err != nil {
-			return false, "", err
-		}
-		have := map[string]bool{}
-		for _, n := range nodes.Items {
-			have[n.Name] = true
-		}
-		var pods corev1.PodList
-		if err := k.Client.List(ctx, &pods); err != nil {
-			return false, "", err
-		}
-		var orphans []string
-		for _, pod := range pods.Items {
-			if pod.Spec.NodeName != "" && !have[pod.Spec.NodeName] {
-				orphans = append(orphans, fmt.Sprintf("%s/%s (node %s)", pod.Namespace, pod.Name, pod.Spec.NodeName))
-			}
-		}
-		return len(orphans) == 0, fmt.Sprintf("%d pod(s) on nodes that are gone: %s", len(orphans), strings.Join(orphans, ", ")), nil
-	})
 }
 
 // recordNewContainers records the containers of Machines a day-two change

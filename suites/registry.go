@@ -21,7 +21,7 @@ import (
 // (suites/lifecycle adds the provisioners). Adding a stage is one file in
 // suites/ that declares its Stage, and one entry here.
 var LifecycleStages = []Stage{OVA, Bootstrap, Management, Move, Workload, Health, Smoke, Placement, Packages, Conformance,
-	Upgrade, ProviderUpgrade, Scale, Remediate}
+	Upgrade, ProviderUpgrade, ManagementUpgrade, Scale, Remediate}
 
 // TeardownScopes are the interval scopes SuiteTeardown reads; every suite's
 // registry carries them.

@@ -3,7 +3,9 @@ package suites
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/bootstrap"
@@ -51,7 +53,7 @@ func selfHostedDeleter(env *Run, t *teardownCluster, deleteTimeout, poll time.Du
 	return func(ctx context.Context, r run.Resource) (string, error) {
 		env.Printf("[cleanup] %s is self-hosted: moving it back into a throw-away kind cluster %s to delete it there", r.Key(), t.name())
 		t.start(ctx)
-		defer t.release()
+		defer t.doneWith()
 		if err := t.wait(ctx); err != nil {
 			return "", fmt.Errorf("creating the throw-away bootstrap cluster %s to move %s back into: %w", t.name(), r.Key(), err)
 		}
@@ -89,6 +91,18 @@ type teardownCluster struct {
 	// the kind deleter removes only what it can tell is the run's.
 	runCtx      context.Context
 	releaseOnce sync.Once
+	// pending counts the self-hosted clusters prepare found (a run can
+	// have two: its own and the management-upgrade stage's): the kind
+	// cluster goes once the last of them is moved back into it.
+	pending atomic.Int32
+}
+
+// doneWith is one move-back finished: the last one releases the cluster
+// (and a deleter that started it itself, nothing having prepared it).
+func (t *teardownCluster) doneWith() {
+	if t.pending.Add(-1) <= 0 {
+		t.release()
+	}
 }
 
 func (t *teardownCluster) name() string {
@@ -103,14 +117,20 @@ func (t *teardownCluster) prepare(ctx context.Context, live []run.Resource) func
 	if t.env.Config == nil {
 		return nil
 	}
+	var selfHosted []string
 	for _, r := range live {
 		if r.Kind == clusters.ResourceKind && r.Attributes[clusters.AttrSelfHosted] == "true" {
-			t.env.Printf("[cleanup] creating the throw-away kind cluster %s for %s's move back now, while the deletions before it run", t.name(), r.Key())
-			t.start(ctx)
-			return t.release
+			selfHosted = append(selfHosted, r.Key())
 		}
 	}
-	return nil
+	if len(selfHosted) == 0 {
+		return nil
+	}
+	t.pending.Store(int32(len(selfHosted)))
+	t.env.Printf("[cleanup] creating the throw-away kind cluster %s for the move back of %s now, while the deletions before it run",
+		t.name(), strings.Join(selfHosted, " and "))
+	t.start(ctx)
+	return t.release
 }
 
 // start creates the cluster in the background, once.

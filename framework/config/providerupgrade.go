@@ -83,6 +83,11 @@ func (c *Config) validateProviderUpgrade(add func(key, msg, fix string)) {
 	if cl.ProviderUpgrade == nil {
 		return
 	}
+	if cl.ProviderUpgrade.Namespace == cl.Management.Namespace {
+		add("clusters.providerUpgrade.namespace", fmt.Sprintf("%q is the management cluster's namespace too: clusterctl move moves every Cluster of a namespace, "+
+			"so moving this cluster into itself (management-upgrade) would move the run's management cluster with it", cl.ProviderUpgrade.Namespace),
+			"give it a namespace of its own, e.g. tkg-e2e-pu")
+	}
 	from := map[string]string{}
 	for _, e := range pu.From.entries("providerUpgrade.from") {
 		if name, v, ok := providerVersion(add, e.key, e.value); ok {

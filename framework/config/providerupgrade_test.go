@@ -7,7 +7,7 @@ import (
 
 func withProviderUpgrade(from, to string) func(string) string {
 	return func(s string) string {
-		return strings.Replace(s, "clusters:\n", "clusters:\n  providerUpgrade:\n    name: pum\n  providerUpgradeWorkload:\n    name: puw\n", 1) +
+		return strings.Replace(s, "clusters:\n", "clusters:\n  providerUpgrade:\n    name: pum\n    namespace: pu\n  providerUpgradeWorkload:\n    name: puw\n", 1) +
 			"\nproviderUpgrade:\n  from:\n    core: cluster-api:" + from + "\n    infrastructure:\n      - docker:" + from +
 			"\n  to:\n    core: cluster-api:" + to + "\n    infrastructure:\n      - docker:" + to + "\n"
 	}
@@ -50,4 +50,9 @@ func TestAProviderUpgradeTargetNotNewerIsAProblem(t *testing.T) {
 		return strings.Replace(withProviderUpgrade("v1.13.0", "v1.14.0")(s), "  providerUpgradeWorkload:\n    name: puw\n", "", 1)
 	}), nil)
 	expectProblem(t, ps, "clusters.providerUpgrade", "come together")
+
+	_, ps = load(t, fixture(t, func(s string) string {
+		return strings.Replace(withProviderUpgrade("v1.13.0", "v1.14.0")(s), "    namespace: pu\n", "", 1)
+	}), nil)
+	expectProblem(t, ps, "clusters.providerUpgrade.namespace", "clusterctl move moves every Cluster of a namespace")
 }

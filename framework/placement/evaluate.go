@@ -32,6 +32,18 @@ func Evaluate(m *Matrix, role, cluster string, snap Snapshot) (*Report, error) {
 		nodes[snap.Nodes[i].Name] = &snap.Nodes[i]
 	}
 	r := &Report{Matrix: m.Name, Role: role, Cluster: cluster, Nodes: len(snap.Nodes), matrix: m}
+	// A pod bound to a node that no longer exists (a Machine a rollout,
+	// scale-down or remediation deleted) runs nowhere: the pod garbage
+	// collector deletes it some 40 s later. It is left out like a pod
+	// being deleted, and counted, instead of failing readiness until then.
+	counts := func(p *corev1.Pod) bool {
+		return counts(p) && (p.Spec.NodeName == "" || nodes[p.Spec.NodeName] != nil)
+	}
+	for i := range snap.Pods {
+		if p := &snap.Pods[i]; p.Spec.NodeName != "" && nodes[p.Spec.NodeName] == nil && p.DeletionTimestamp == nil {
+			r.OnGoneNodes = append(r.OnGoneNodes, PodRef{Namespace: p.Namespace, Name: p.Name, Node: p.Spec.NodeName})
+		}
+	}
 
 	matched := map[string]bool{}
 	for _, c := range m.Components {

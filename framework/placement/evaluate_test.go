@@ -308,3 +308,26 @@ func TestEvaluateRequiredPodWithoutItsImageIsStuck(t *testing.T) {
 		t.Errorf("a crash loop fails but may still heal: failed=%v stuck=%q", r.Failed(), assert.StuckCause(r.Rows()))
 	}
 }
+
+// A pod bound to a node that no longer exists (a deleted Machine's) runs
+// nowhere: it is left out and counted, not judged failing readiness until
+// the pod garbage collector deletes it; the same pod on a node that exists
+// still fails.
+func TestPodsOfGoneNodesAreLeftOut(t *testing.T) {
+	onGone := evalWorkload(t, func(s *Snapshot) {
+		s.Pods = append(s.Pods, dsPod("kube-system", "kube-proxy", "zzzzz", "md-old", crashLooping(9)))
+	})
+	if devs := onGone.Deviations(); len(devs) != 0 {
+		t.Errorf("a pod of a gone node was judged: %v", devs)
+	}
+	if len(onGone.OnGoneNodes) != 1 || onGone.OnGoneNodes[0].Node != "md-old" || !strings.Contains(onGone.Summary(), "1 pod(s) of nodes that are gone left out") {
+		t.Errorf("OnGoneNodes %v, summary %q", onGone.OnGoneNodes, onGone.Summary())
+	}
+	onLive := evalWorkload(t, func(s *Snapshot) {
+		s.Nodes = append(s.Nodes, node("md-old", false))
+		s.Pods = append(s.Pods, dsPod("kube-system", "kube-proxy", "zzzzz", "md-old", crashLooping(9)))
+	})
+	if len(onLive.Deviations()) == 0 {
+		t.Error("a crashlooping kube-proxy on a node that exists passed")
+	}
+}

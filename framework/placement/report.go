@@ -27,6 +27,9 @@ type Report struct {
 	Unmatched []PodRef
 	// Nodes and Pods count what was evaluated.
 	Nodes, Pods int
+	// OnGoneNodes are pods bound to a node that no longer exists, left
+	// out (the pod garbage collector deletes them).
+	OnGoneNodes []PodRef
 
 	// matrix renders the failure message.
 	matrix *Matrix
@@ -127,6 +130,9 @@ func (r *Report) Summary() string {
 		unlisted := ""
 		if len(r.Unlisted) > 0 {
 			unlisted = fmt.Sprintf(", %d workload(s) without a row healthy", len(r.Unlisted))
+		}
+		if n := len(r.OnGoneNodes); n > 0 {
+			unlisted += fmt.Sprintf("; %d pod(s) of nodes that are gone left out", n)
 		}
 		return fmt.Sprintf("%d components as expected%s (%d pods on %d nodes)", len(r.Results), unlisted, r.Pods, r.Nodes)
 	}

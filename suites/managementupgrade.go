@@ -1,0 +1,198 @@
+package suites
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
+
+	"github.com/tkg-e2e/harness/framework/clusters"
+	"github.com/tkg-e2e/harness/framework/config"
+	"github.com/tkg-e2e/harness/framework/move"
+	"github.com/tkg-e2e/harness/framework/node"
+	"github.com/tkg-e2e/harness/framework/probe"
+	"github.com/tkg-e2e/harness/framework/rollout"
+	"github.com/tkg-e2e/harness/framework/stages"
+)
+
+// ManagementUpgrade is the second half of `tanzu management-cluster
+// upgrade`: a self-hosted management cluster upgrades its own Kubernetes
+// version, its controllers running on the Machines they replace. The
+// provider-upgrade stage's management cluster (at the previous release,
+// its providers just upgraded) is moved into itself with `clusterctl move`
+// as TKG's is, its topology version bumped, every Machine watched being
+// replaced (control plane first) while its API server is probed from
+// outside, and then it must still manage its workload cluster: that
+// cluster's MachineDeployment goes 1 -> 2 -> 1 again, and health runs on both.
+var ManagementUpgrade = Stage{
+	Definition: stages.Definition{Name: "management-upgrade", Needs: []string{"provider-upgrade"}, Category: stages.Provider, DayTwo: true,
+		Intervals: []string{"wait-rollout", "probe", "wait-scale", "load-images", "wait-healthy"},
+		Doc:       "the provider-upgrade management cluster moved into itself and upgraded to the release under test by its own controllers; it then scales its workload cluster"},
+	Preflight: managementUpgradePreflight,
+	Spec: func(ctx context.Context, env func() *Env) {
+		ManagementUpgradeSpec(ctx, func() ManagementUpgradeSpecInput {
+			e := env()
+			const stage = "management-upgrade"
+			iv := func(k string) config.Interval { return e.Interval("move", k) }
+			in := ManagementUpgradeSpecInput{Env: e, To: e.Config.Upgrade.KubernetesVersion, Holder: e.Cluster(RoleManagement),
+				Management: e.Cluster(config.IDProviderUpgrade), Workload: e.Cluster(config.IDProviderUpgradeWorkload),
+				ClusterctlConfigPath: e.ClusterctlConfig(config.IDProviderUpgrade),
+				Move: move.Timeouts{PreCheck: iv("pre-check"), SettleBefore: iv("settle-before"), Discovery: iv("discovery"),
+					Move: iv("move"), PostCheck: iv("post-check"), Reconcile: iv("reconcile"), SettleAfter: iv("settle-after")},
+				Rollout: e.Interval(stage, "wait-rollout"), Probe: e.Interval(stage, "probe"), Scale: e.Interval(stage, "wait-scale"),
+				Recheck: RecheckInput{Env: e, Stage: stage, Checks: []Stage{Health}}}
+			in.APIBound, _ = e.Config.Upgrade.OutageBounds()
+			return in
+		})
+	},
+}
+
+// ManagementUpgradeSpecInput is the input of ManagementUpgradeSpec.
+type ManagementUpgradeSpecInput struct {
+	Env *Env
+	// Management is the cluster to upgrade, Holder the cluster that holds
+	// its Cluster object until it is moved into itself, Workload the
+	// cluster it manages.
+	Management, Holder, Workload *Cluster
+	ClusterctlConfigPath         string
+	To                           string
+	APIBound                     time.Duration
+	Move                         move.Timeouts
+	Rollout, Probe, Scale        config.Interval
+	Recheck                      RecheckInput
+}
+
+func (in ManagementUpgradeSpecInput) StageOf() (*Env, string) { return in.Env, "management-upgrade" }
+
+func (in ManagementUpgradeSpecInput) Validate() error {
+	return InputErrors(in.Env, Unless(in.To != "", "upgrade.kubernetesVersion is empty: set the version the management cluster upgrades itself to"),
+		Unless(in.Rollout.Timeout > 0 && in.Probe.Poll > 0 && in.Scale.Timeout > 0,
+			"intervals management-upgrade/wait-rollout, probe (with a poll) and wait-scale are required"))
+}
+
+// ManagementUpgradeSpec makes the management cluster self-hosted, upgrades
+// it by itself and checks it still manages its workload cluster.
+func ManagementUpgradeSpec(_ context.Context, inputGetter func() ManagementUpgradeSpecInput) {
+	DeclareStage("upgrades a self-hosted management cluster with its own controllers; it still manages its workload cluster", inputGetter,
+		func(input ManagementUpgradeSpecInput) StageFuncs {
+			return StageFuncs{Run: func(ctx context.Context) error { return runManagementUpgrade(ctx, input) }}
+		})
+}
+
+func runManagementUpgrade(ctx context.Context, in ManagementUpgradeSpecInput) error {
+	const stage = "management-upgrade"
+	env, m, wl := in.Env, in.Management, in.Workload
+	if m == nil || wl == nil {
+		return ErrNoCluster(config.IDProviderUpgrade)
+	}
+	prefix := "[" + stage + "]"
+	key := clusters.ResourceKind + "/" + m.Namespace + "/" + m.Name
+	if r, ok := env.State.Resource(clusters.ResourceKind, m.Name); !ok || r.Attributes[clusters.AttrSelfHosted] != "true" {
+		if in.Holder == nil {
+			return ErrNoCluster(RoleManagement)
+		}
+		// TKG's management cluster holds its own Cluster object: the
+		// upgrade below is then done by the controllers on the Machines
+		// being replaced.
+		mi := move.Input{FromKubeconfig: in.Holder.Kubeconfig, ToKubeconfig: m.Kubeconfig, Namespace: m.Namespace,
+			ClusterName: m.Name, ClusterctlConfigPath: in.ClusterctlConfigPath, State: env.State, Timeouts: in.Move,
+			Progress: env.Out, Prefix: prefix}
+		// Both API servers must have answered every poll of the settle
+		// window, as for the run's own move (one slow answer is not a
+		// reason to fail, a flapping one is).
+		if poll := in.Move.SettleBefore.Poll; in.Move.SettleBefore.Timeout > 0 {
+			sw, serr := env.readyWatch(in.Holder, poll)
+			tw, terr := env.readyWatch(m, poll)
+			if serr == nil && terr == nil {
+				mi.SourceWatch, mi.TargetWatch = sw, tw
+			}
+			defer env.stopWatch(in.Holder.Name)
+			defer env.stopWatch(m.Name)
+		}
+		res, err := move.Move(ctx, mi)
+		if res != nil {
+			StepEntries(env, stage, prefixed("move ", res.Steps))
+		}
+		if err != nil {
+			return fmt.Errorf("moving %s into itself: %w", m.Name, err)
+		}
+	}
+	mk, err := m.Connect()
+	if err != nil {
+		return err
+	}
+	from := env.KubernetesVersionNow(m)
+	api := probe.Start(ctx, probe.Probe{Name: "API server /readyz of " + m.Name, Period: in.Probe.Poll, Timeout: time.Second, Check: probe.Readyz(mk.Clientset)})
+	change := func(ctx context.Context) error {
+		if err := setTopologyVersion(ctx, mk.Client, m.Namespace, m.Name, in.To); err != nil {
+			return err
+		}
+		if err := env.State.SetResourceAttribute(key, AttrKubernetesVersion, in.To); err != nil {
+			return err
+		}
+		env.Printf("%s %s (self-hosted): topology version %s -> %s", prefix, m.Name, from, in.To)
+		return nil
+	}
+	kubeProxy := capiclusterctl.ContainerImage{Name: "registry.k8s.io/kube-proxy:" + in.To, LoadBehavior: capiclusterctl.TryLoadImage}
+	tl, err := watchMachines(ctx, env, stage, m, m, machineWatch{Want: rollout.Want{Version: in.To}, Change: change, Interval: in.Rollout,
+		What: fmt.Sprintf("every Machine of %s/%s replaced at %s by its own controllers", m.Namespace, m.Name, in.To),
+		Images: []capiclusterctl.ContainerImage{kubeProxy}})
+	outage := api.Stop()
+	rep := dayTwoReport{Title: fmt.Sprintf("Self-hosted upgrade of management cluster %s from %s to %s", m.Name, from, in.To), Timeline: tl,
+		Probes: []probe.Result{outage}}
+	defer func() { rep.write(env, stage) }()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	errs = append(errs, rollout.CheckRollingOrder(tl, tl.Pools(), in.Rollout.Poll+2*time.Second))
+	if replaced, existed := len(tl.Replaced()), len(tl.Existing()); replaced != existed {
+		errs = append(errs, fmt.Errorf("%d of the %d Machines that existed before the upgrade were replaced", replaced, existed))
+	}
+	errs = append(errs, outage.Within(in.APIBound))
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	// Still a management cluster: its upgraded controllers, on new
+	// Machines, scale the workload cluster they manage.
+	scaled, err := scaleUpAndBack(ctx, ScaleSpecInput{Env: env, Cluster: wl, Management: m, Wait: in.Scale}, stage)
+	rep.Notes = append(rep.Notes, scaled.Title+" by the upgraded management cluster")
+	if err != nil {
+		return fmt.Errorf("the upgraded management cluster scaling %s: %w", wl.Name, err)
+	}
+	return recheck(ctx, in.Recheck, m, wl)
+}
+
+func prefixed(p string, steps []Step) []Step {
+	out := make([]Step, len(steps))
+	for i, s := range steps {
+		out[i] = Step{Name: p + s.Name, Duration: s.Duration}
+	}
+	return out
+}
+
+// managementUpgradePreflight finds, before the first cluster, a target
+// that is not newer than the management cluster's version and a missing
+// node image of either version.
+func managementUpgradePreflight(ctx context.Context, e *Env) error {
+	pu, to := e.Config.Clusters.ProviderUpgrade, e.Config.Upgrade.KubernetesVersion
+	if pu == nil {
+		return errors.New("management-upgrade: the profile has no clusters.providerUpgrade, the management cluster it upgrades (config/local.yaml has one)")
+	}
+	if newer, err := config.NewerVersion(to, pu.KubernetesVersion); err != nil || !newer {
+		return fmt.Errorf("management-upgrade: upgrade.kubernetesVersion %s is not newer than clusters.providerUpgrade.kubernetesVersion %s: nothing would be upgraded "+
+			"(create clusters.providerUpgrade at the previous release, e.g. v1.32.5)", to, pu.KubernetesVersion)
+	}
+	if !e.Config.Infrastructure().NodesAreContainers() {
+		return nil
+	}
+	var errs []error
+	for _, v := range []string{pu.KubernetesVersion, to} {
+		if err := node.ImagePresent(ctx, "kindest/node:"+v); err != nil {
+			errs = append(errs, fmt.Errorf("management-upgrade: no node image for %s: %w (offline: build it with scripts/previous-release-images.sh, PREVIOUS_KUBERNETES_VERSION=%s)", v, err, v))
+		}
+	}
+	return errors.Join(errs...)
+}
