@@ -19,11 +19,11 @@ func TestLocalProfileImagesPerRole(t *testing.T) {
 		}
 		return strings.Join(out, " ")
 	}
-	if got := names(suites.RoleWorkload); got != "ghcr.io/carvel-dev/kapp-controller:v0.51.0 busybox:1.35.0" {
+	if got := names(suites.RoleWorkload); got != "ghcr.io/carvel-dev/kapp-controller:v0.51.0 busybox:1.35.0 registry.k8s.io/kube-proxy:v1.33.1" {
 		t.Errorf("workload images: %s", got)
 	}
-	if got := suites.Images(env.Config, suites.RoleManagement); len(got) != 9 {
-		t.Errorf("management images: %d, want all 9", len(got))
+	if got := suites.Images(env.Config, suites.RoleManagement); len(got) != 10 {
+		t.Errorf("management images: %d, want all 10", len(got))
 	}
 	if got := names(suites.RoleBootstrap); strings.Contains(got, "kapp-controller") || !strings.Contains(got, "capd-manager") {
 		t.Errorf("bootstrap images: %s", got)

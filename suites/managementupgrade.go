@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
-
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/move"
@@ -135,10 +133,9 @@ func runManagementUpgrade(ctx context.Context, in ManagementUpgradeSpecInput) er
 		env.Printf("%s %s (self-hosted): topology version %s -> %s", prefix, m.Name, from, in.To)
 		return nil
 	}
-	kubeProxy := capiclusterctl.ContainerImage{Name: "registry.k8s.io/kube-proxy:" + in.To, LoadBehavior: capiclusterctl.TryLoadImage}
 	tl, err := watchMachines(ctx, env, stage, m, m, machineWatch{Want: rollout.Want{Version: in.To}, Change: change, Interval: in.Rollout,
-		What: fmt.Sprintf("every Machine of %s/%s replaced at %s by its own controllers", m.Namespace, m.Name, in.To),
-		Images: []capiclusterctl.ContainerImage{kubeProxy}})
+		What:   fmt.Sprintf("every Machine of %s/%s replaced at %s by its own controllers", m.Namespace, m.Name, in.To),
+		Images: kubeProxyImages(from, in.To)})
 	outage := api.Stop()
 	rep := dayTwoReport{Title: fmt.Sprintf("Self-hosted upgrade of management cluster %s from %s to %s", m.Name, from, in.To), Timeline: tl,
 		Probes: []probe.Result{outage}}

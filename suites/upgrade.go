@@ -132,14 +132,9 @@ func runUpgrade(ctx context.Context, in UpgradeSpecInput) error {
 		env.Printf("[upgrade] %s: topology version %s -> %s", c.Name, from, in.To)
 		return nil
 	}
-	// The control plane's upgrade rolls kube-proxy to the new version on
-	// the old workers too; their node image has only the old one, and
-	// offline they cannot pull it (tryLoad: a machine with registry access
-	// pulls it).
-	kubeProxy := capiclusterctl.ContainerImage{Name: "registry.k8s.io/kube-proxy:" + in.To, LoadBehavior: capiclusterctl.TryLoadImage}
 	tl, err := watchMachines(ctx, env, "upgrade", c, in.Create.Holder, machineWatch{Want: rollout.Want{Version: in.To}, Change: change,
 		Interval: in.Rollout, What: fmt.Sprintf("every Machine of %s/%s replaced at %s", c.Namespace, c.Name, in.To),
-		Images: []capiclusterctl.ContainerImage{kubeProxy}})
+		Images: kubeProxyImages(from, in.To)})
 	results := make([]probe.Result, len(probes))
 	for i, p := range probes {
 		results[i] = p.Stop()
@@ -162,6 +157,22 @@ func runUpgrade(ctx context.Context, in UpgradeSpecInput) error {
 		return err
 	}
 	return recheck(ctx, in.Recheck, c)
+}
+
+// kubeProxyImages are the kube-proxy images of both versions, for the nodes
+// a rollout makes (tryLoad: a machine with registry access pulls them).
+// Until the control plane is done, kube-proxy's DaemonSet stays at the old
+// version, which the new nodes' image lacks: without it a new node has no
+// Service VIP, the kit's CNI cannot reach the API server through it, and
+// the node never gets Ready (a self-hosted control plane then waits on
+// itself). Once it is done, kube-proxy rolls to the new version on the old
+// workers, whose image lacks that one.
+func kubeProxyImages(from, to string) []capiclusterctl.ContainerImage {
+	var out []capiclusterctl.ContainerImage
+	for _, v := range []string{from, to} {
+		out = append(out, capiclusterctl.ContainerImage{Name: "registry.k8s.io/kube-proxy:" + v, LoadBehavior: capiclusterctl.TryLoadImage})
+	}
+	return out
 }
 
 // setTopologyVersion bumps a ClusterClass cluster's version: the topology
