@@ -30,7 +30,7 @@ LABELS           ?=##                          extra ginkgo label filter, e.g. '
 ARTIFACTS        ?=##                          run folder (default artifacts/<run-id>); with RESUME=1 the kept run
 RESUME           ?=##                          1: re-attach to stages that passed in ARTIFACTS' (default artifacts/latest) state.json
 RESUME_FOREIGN   ?=##                          1: let RESUME=1 attach to (and clean up) a run of another OS user
-QUALIFY          ?=##                          1: the release-qualification run: day one, then upgrade, provider-upgrade, scale, remediate
+QUALIFY          ?=##                          1: the release-qualification run: day one, then upgrade, provider-upgrade, management-upgrade, scale, remediate
 SKIP_CLEANUP     ?=##                          1: keep everything the run created
 DRY_RUN          ?=##                          1: print the stages and specs that would run, run nothing
 GINKGO_ARGS      ?=##                          more ginkgo flags

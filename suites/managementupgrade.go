@@ -41,7 +41,7 @@ var ManagementUpgrade = Stage{
 					Move: iv("move"), PostCheck: iv("post-check"), Reconcile: iv("reconcile"), SettleAfter: iv("settle-after")},
 				Rollout: e.Interval(stage, "wait-rollout"), Probe: e.Interval(stage, "probe"), Scale: e.Interval(stage, "wait-scale"),
 				Recheck: RecheckInput{Env: e, Stage: stage, Checks: []Stage{Health}}}
-			in.APIBound, _ = e.Config.Upgrade.OutageBounds()
+			in.APIBound = e.Config.Upgrade.ManagementOutageBound()
 			return in
 		})
 	},

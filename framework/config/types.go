@@ -311,6 +311,11 @@ type Upgrade struct {
 	// the cluster while it rolled (e.g. 10s, 5s).
 	APIOutageBound     string `yaml:"apiOutageBound"`
 	ServiceOutageBound string `yaml:"serviceOutageBound"`
+	// ManagementAPIOutageBound bounds the API server outage of the
+	// management-upgrade stage's self-hosted management cluster (empty:
+	// only reported). Its controllers run on the Machines being replaced,
+	// so it is bounded on its own.
+	ManagementAPIOutageBound string `yaml:"managementAPIOutageBound"`
 }
 
 // Addons are manifests (path or URL) applied to created clusters.

@@ -13,7 +13,8 @@ import (
 // are durations, and on vSphere a template for the target too.
 func (c *Config) validateUpgrade(add func(key, msg, fix string)) {
 	u := c.Upgrade
-	for key, v := range map[string]string{"upgrade.apiOutageBound": u.APIOutageBound, "upgrade.serviceOutageBound": u.ServiceOutageBound} {
+	for key, v := range map[string]string{"upgrade.apiOutageBound": u.APIOutageBound, "upgrade.serviceOutageBound": u.ServiceOutageBound,
+		"upgrade.managementAPIOutageBound": u.ManagementAPIOutageBound} {
 		if v != "" {
 			checkPositiveDuration(add, key, v, "10s")
 		}
@@ -63,3 +64,7 @@ func NewerVersion(a, b string) (bool, error) {
 func (u Upgrade) OutageBounds() (api, service time.Duration) {
 	return mustDuration(u.APIOutageBound), mustDuration(u.ServiceOutageBound)
 }
+
+// ManagementOutageBound is the management-upgrade stage's API bound (zero:
+// unbounded).
+func (u Upgrade) ManagementOutageBound() time.Duration { return mustDuration(u.ManagementAPIOutageBound) }
