@@ -67,4 +67,6 @@ func (u Upgrade) OutageBounds() (api, service time.Duration) {
 
 // ManagementOutageBound is the management-upgrade stage's API bound (zero:
 // unbounded).
-func (u Upgrade) ManagementOutageBound() time.Duration { return mustDuration(u.ManagementAPIOutageBound) }
+func (u Upgrade) ManagementOutageBound() time.Duration {
+	return mustDuration(u.ManagementAPIOutageBound)
+}

@@ -50,7 +50,7 @@ func TestPlan(t *testing.T) {
 		want string
 	}{
 		{[]string{"plan"}, "-> packages -> conformance\n"},
-		{[]string{"plan", "-qualify"}, "-> conformance -> upgrade -> provider-upgrade -> scale -> remediate\n"},
+		{[]string{"plan", "-qualify"}, "-> conformance -> upgrade -> provider-upgrade -> management-upgrade -> scale -> remediate\n"},
 		{[]string{"plan", "-focus", "upgrade"}, "stages: bootstrap -> management -> move -> upgrade\n"},
 	} {
 		out.Reset()
