@@ -9,7 +9,6 @@ import (
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/move"
-	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/probe"
 	"github.com/tkg-e2e/harness/framework/rollout"
 	"github.com/tkg-e2e/harness/framework/stages"
@@ -97,18 +96,7 @@ func runManagementUpgrade(ctx context.Context, in ManagementUpgradeSpecInput) er
 		mi := move.Input{FromKubeconfig: in.Holder.Kubeconfig, ToKubeconfig: m.Kubeconfig, Namespace: m.Namespace,
 			ClusterName: m.Name, ClusterctlConfigPath: in.ClusterctlConfigPath, State: env.State, Timeouts: in.Move,
 			Progress: env.Out, Prefix: prefix}
-		// Both API servers must have answered every poll of the settle
-		// window, as for the run's own move (one slow answer is not a
-		// reason to fail, a flapping one is).
-		if poll := in.Move.SettleBefore.Poll; in.Move.SettleBefore.Timeout > 0 {
-			sw, serr := env.readyWatch(in.Holder, poll)
-			tw, terr := env.readyWatch(m, poll)
-			if serr == nil && terr == nil {
-				mi.SourceWatch, mi.TargetWatch = sw, tw
-			}
-			defer env.stopWatch(in.Holder.Name)
-			defer env.stopWatch(m.Name)
-		}
+		defer env.moveWatches(&mi, in.Holder, m)()
 		res, err := move.Move(ctx, mi)
 		if res != nil {
 			StepEntries(env, stage, prefixed("move ", res.Steps))
@@ -143,13 +131,7 @@ func runManagementUpgrade(ctx context.Context, in ManagementUpgradeSpecInput) er
 	if err != nil {
 		return err
 	}
-	var errs []error
-	errs = append(errs, rollout.CheckRollingOrder(tl, tl.Pools(), in.Rollout.Poll+2*time.Second))
-	if replaced, existed := len(tl.Replaced()), len(tl.Existing()); replaced != existed {
-		errs = append(errs, fmt.Errorf("%d of the %d Machines that existed before the upgrade were replaced", replaced, existed))
-	}
-	errs = append(errs, outage.Within(in.APIBound))
-	if err := errors.Join(errs...); err != nil {
+	if err := checkUpgradeRollout(tl, in.Rollout.Poll, outage.Within(in.APIBound)); err != nil {
 		return err
 	}
 	// Still a management cluster: its upgraded controllers, on new
@@ -185,11 +167,5 @@ func managementUpgradePreflight(ctx context.Context, e *Env) error {
 	if !e.Config.Infrastructure().NodesAreContainers() {
 		return nil
 	}
-	var errs []error
-	for _, v := range []string{pu.KubernetesVersion, to} {
-		if err := node.ImagePresent(ctx, "kindest/node:"+v); err != nil {
-			errs = append(errs, fmt.Errorf("management-upgrade: no node image for %s: %w (offline: build it with scripts/previous-release-images.sh, PREVIOUS_KUBERNETES_VERSION=%s)", v, err, v))
-		}
-	}
-	return errors.Join(errs...)
+	return nodeImagesPresent(ctx, "management-upgrade", pu.KubernetesVersion, to)
 }

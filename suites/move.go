@@ -77,17 +77,7 @@ func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
 				in := move.Input{FromKubeconfig: from.Kubeconfig, ToKubeconfig: to.Kubeconfig,
 					Namespace: to.Namespace, ClusterName: to.Name, ClusterctlConfigPath: input.ClusterctlConfigPath, State: env.State,
 					Timeouts: input.Timeouts, DeferSettle: true, Progress: env.Out, Prefix: "[move]"}
-				if input.Timeouts.SettleBefore.Timeout > 0 {
-					// Started when the clusters were made (watch.go); now if this
-					// run re-attached to them instead.
-					sw, serr := env.readyWatch(from, input.Timeouts.SettleBefore.Poll)
-					tw, terr := env.readyWatch(to, input.Timeouts.SettleBefore.Poll)
-					if serr == nil && terr == nil {
-						in.SourceWatch, in.TargetWatch = sw, tw
-					}
-					defer env.stopWatch(from.Name)
-					defer env.stopWatch(to.Name)
-				}
+				defer env.moveWatches(&in, from, to)()
 				vms, err := snapshotVMs(ctx, env, to.Name)
 				if err != nil {
 					return err

@@ -147,13 +147,7 @@ func runUpgrade(ctx context.Context, in UpgradeSpecInput) error {
 	if err != nil {
 		return err
 	}
-	var errs []error
-	errs = append(errs, rollout.CheckRollingOrder(tl, tl.Pools(), in.Rollout.Poll+2*time.Second))
-	if replaced, existed := len(tl.Replaced()), len(tl.Existing()); replaced != existed {
-		errs = append(errs, fmt.Errorf("%d of the %d Machines that existed before the upgrade were replaced", replaced, existed))
-	}
-	errs = append(errs, results[0].Within(in.APIBound), results[1].Within(in.ServiceBound))
-	if err := errors.Join(errs...); err != nil {
+	if err := checkUpgradeRollout(tl, in.Rollout.Poll, results[0].Within(in.APIBound), results[1].Within(in.ServiceBound)); err != nil {
 		return err
 	}
 	return recheck(ctx, in.Recheck, c)
@@ -206,11 +200,29 @@ func upgradePreflight(ctx context.Context, e *Env) error {
 	if !e.Config.Infrastructure().NodesAreContainers() {
 		return nil
 	}
+	return nodeImagesPresent(ctx, "upgrade", u.KubernetesVersion, e.Config.Upgrade.KubernetesVersion)
+}
+
+// nodeImagesPresent finds a missing CAPD node image of an upgrade's
+// versions on this Docker host, naming the script that builds it offline.
+func nodeImagesPresent(ctx context.Context, stage string, versions ...string) error {
 	var errs []error
-	for _, v := range []string{u.KubernetesVersion, e.Config.Upgrade.KubernetesVersion} {
+	for _, v := range versions {
 		if err := node.ImagePresent(ctx, "kindest/node:"+v); err != nil {
-			errs = append(errs, fmt.Errorf("upgrade: no node image for %s: %w (offline: build it with scripts/previous-release-images.sh, PREVIOUS_KUBERNETES_VERSION=%s)", v, err, v))
+			errs = append(errs, fmt.Errorf("%s: no node image for %s: %w (offline: build it with scripts/previous-release-images.sh, PREVIOUS_KUBERNETES_VERSION=%s)", stage, v, err, v))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkUpgradeRollout is what an upgrade's finished rollout must show:
+// the control plane first and at most one extra Machine per pool, every
+// Machine that existed replaced, and the outages (their Within results)
+// inside their bounds.
+func checkUpgradeRollout(tl *rollout.Timeline, poll time.Duration, outages ...error) error {
+	errs := []error{rollout.CheckRollingOrder(tl, tl.Pools(), poll+2*time.Second)}
+	if replaced, existed := len(tl.Replaced()), len(tl.Existing()); replaced != existed {
+		errs = append(errs, fmt.Errorf("%d of the %d Machines that existed before the upgrade were replaced", replaced, existed))
+	}
+	return errors.Join(append(errs, outages...)...)
 }

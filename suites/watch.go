@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/kube"
+	"github.com/tkg-e2e/harness/framework/move"
 )
 
 // The move's settle-before needs both API servers answering every poll for
@@ -21,6 +22,26 @@ func watchForMove(env *Env, c *Cluster) {
 	}
 	if iv := env.Interval("move", "settle-before"); iv.Timeout > 0 {
 		_, _ = env.readyWatch(c, iv.Poll)
+	}
+}
+
+// moveWatches gives a move the ready watches of its source and target for
+// its settle-before window (both API servers must have answered every poll
+// of it: one slow answer is no reason to fail, a flapping one is). They
+// were started when the clusters were made (watchForMove); a run that
+// re-attached starts them now. It returns what stops them.
+func (e *Env) moveWatches(in *move.Input, from, to *Cluster) (stop func()) {
+	if in.Timeouts.SettleBefore.Timeout <= 0 {
+		return func() {}
+	}
+	sw, serr := e.readyWatch(from, in.Timeouts.SettleBefore.Poll)
+	tw, terr := e.readyWatch(to, in.Timeouts.SettleBefore.Poll)
+	if serr == nil && terr == nil {
+		in.SourceWatch, in.TargetWatch = sw, tw
+	}
+	return func() {
+		e.stopWatch(to.Name)
+		e.stopWatch(from.Name)
 	}
 }
 
