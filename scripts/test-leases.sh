@@ -40,7 +40,11 @@ cleanup_all() {
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   stop_boskos
   rm -rf "$priv"
-  docker ps -aq --filter label=tkg-e2e.vcsim | xargs -r docker rm -f -v >/dev/null 2>&1 || true
+  # Only its own servers' VM containers (vcsim-server labels them
+  # pid-<its pid>): CI runs other vcsim sections beside this one.
+  for p in ${tb_pid[@]+"${tb_pid[@]}"}; do
+    docker ps -aq --filter "label=tkg-e2e.vcsim=pid-$p" | xargs -r docker rm -f -v >/dev/null 2>&1 || true
+  done
 }
 trap cleanup_all EXIT
 

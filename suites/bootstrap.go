@@ -82,6 +82,9 @@ func BootstrapSpec(_ context.Context, inputGetter func() BootstrapSpecInput) {
 		return StageFuncs{
 			Run: func(ctx context.Context) error {
 				warnHostLimits(env.Run)
+				if err := enoughDisk(ctx, env, "kind cluster "+input.Name, 1); err != nil {
+					return err
+				}
 				res, err := bootstrap.Bootstrap(ctx, bootstrap.Input{
 					Name: input.Name, NodeImage: input.NodeImage, KubeconfigPath: env.KubeconfigPath(input.Name), Images: input.Images,
 					ClusterctlConfigPath: input.ClusterctlConfigPath, Providers: input.Providers,

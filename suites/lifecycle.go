@@ -62,6 +62,11 @@ func provision(ctx context.Context, env *Env, in ClusterSpecInput) ([]Step, erro
 			watchForMove(env, &Cluster{Role: in.Role, Name: spec.Name, Namespace: spec.Namespace, Kubeconfig: c.KubeconfigPath})
 		}
 	}
+	if in.Infrastructure.NodesAreContainers() {
+		if err := enoughDisk(ctx, env, fmt.Sprintf("cluster %s (%s)", spec.Name, in.ID), spec.ControlPlaneMachineCount+spec.WorkerMachineCount); err != nil {
+			return nil, err
+		}
+	}
 	res, err := clusters.Provision(ctx, pin)
 	if res == nil {
 		return nil, err

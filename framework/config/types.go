@@ -62,6 +62,8 @@ type Config struct {
 	Cleanup Cleanup `yaml:"cleanup"`
 	// Rehearsal says how far the flow can go against a stand-in vCenter (vcsim).
 	Rehearsal Rehearsal `yaml:"rehearsal"`
+	// Host says what the machine that runs the nodes must have.
+	Host Host `yaml:"host"`
 	// Lease, when set, takes the run's testbed from a Boskos pool: its user
 	// data supplies the profile's variables (VSPHERE_SERVER, ...).
 	Lease *Lease `yaml:"lease"`
@@ -377,6 +379,30 @@ type Artifacts struct {
 	MaxFileSize string `yaml:"maxFileSize"`
 	// ItemTimeout bounds one collection item (one pod's logs, one node's journal).
 	ItemTimeout string `yaml:"itemTimeout"`
+}
+
+// Host says what the machine that runs kind and CAPD nodes must have.
+type Host struct {
+	// DiskPerNodeGiB is the disk one kind or CAPD node takes where Docker
+	// keeps containers (its /var volume holds a copy of the node image's
+	// images and every image loaded into it). Before a cluster of
+	// containers is made, nodes × this must be free there, so a full disk
+	// fails in a second, naming the cluster, instead of slowing every
+	// stage after it for an hour. Unset: DefaultDiskPerNodeGiB; 0: no check.
+	DiskPerNodeGiB *float64 `yaml:"diskPerNodeGiB"`
+}
+
+// DefaultDiskPerNodeGiB: measured on the local profile (2026-11-27), a
+// workload node's volume took 1.3 GiB, a management node's 2.2 to 2.7 GiB
+// (the providers' images), and a node image load writes its archive first.
+const DefaultDiskPerNodeGiB = 2.0
+
+// DiskPerNode is host.diskPerNodeGiB, or its default.
+func (h Host) DiskPerNode() float64 {
+	if h.DiskPerNodeGiB == nil {
+		return DefaultDiskPerNodeGiB
+	}
+	return *h.DiskPerNodeGiB
 }
 
 // Cleanup says how the run's clusters are deleted (framework/config/cleanup.go).

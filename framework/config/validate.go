@@ -181,6 +181,9 @@ func (c *Config) validate(idx nodeIndex) Problems {
 		add("artifacts.maxFileSize", fmt.Sprintf("%q is not a size", c.Artifacts.MaxFileSize), "write bytes or a number with Ki, Mi or Gi, e.g. 10Mi")
 	}
 	checkPositiveDuration(add, "artifacts.itemTimeout", c.Artifacts.ItemTimeout, "30s")
+	if v := c.Host.DiskPerNodeGiB; v != nil && (*v < 0 || *v > 100) {
+		add("host.diskPerNodeGiB", fmt.Sprintf("%g is not a node's disk in GiB", *v), "write a number from 0 (no check) to 100, e.g. 2")
+	}
 	return probs
 }
 
