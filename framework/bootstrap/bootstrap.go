@@ -8,6 +8,7 @@ package bootstrap
 import (
 	"context"
 	"io"
+	"strconv"
 
 	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
@@ -90,6 +91,10 @@ func Bootstrap(ctx context.Context, in Input) (*Result, error) {
 			res.Images, err = pre.Finish(ctx)
 			return err
 		}); err != nil {
+			return res, err
+		}
+		key := run.Resource{Kind: kind.ResourceKind, Name: in.Name}.Key()
+		if err := in.State.SetResourceAttribute(key, node.AttrPreloaded, strconv.Itoa(res.Images.Preloaded)); err != nil {
 			return res, err
 		}
 	}

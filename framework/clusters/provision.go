@@ -3,6 +3,7 @@ package clusters
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/providers"
+	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
@@ -136,6 +138,10 @@ func Provision(ctx context.Context, in ProvisionInput) (*ProvisionResult, error)
 			res.Images, err = pre.Finish(ctx)
 			return err
 		}); err != nil {
+			return res, err
+		}
+		key := run.Resource{Kind: ResourceKind, Namespace: in.Namespace, Name: in.Name}.Key()
+		if err := in.State.SetResourceAttribute(key, node.AttrPreloaded, strconv.Itoa(res.Images.Preloaded)); err != nil {
 			return res, err
 		}
 	}

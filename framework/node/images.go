@@ -76,6 +76,11 @@ type LoadImagesResult struct {
 	Preloaded int
 }
 
+// AttrPreloaded is the state attribute of a cluster that holds
+// LoadImagesResult.Preloaded: CI reads from it that the head start worked
+// (the preload never fails a run, so a broken one would only be slower).
+const AttrPreloaded = "preloadedImages"
+
 type image struct {
 	name, id string
 	must     bool
