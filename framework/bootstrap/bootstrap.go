@@ -8,7 +8,6 @@ package bootstrap
 import (
 	"context"
 	"io"
-	"strconv"
 
 	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
 
@@ -93,8 +92,7 @@ func Bootstrap(ctx context.Context, in Input) (*Result, error) {
 		}); err != nil {
 			return res, err
 		}
-		key := run.Resource{Kind: kind.ResourceKind, Name: in.Name}.Key()
-		if err := in.State.SetResourceAttribute(key, node.AttrPreloaded, strconv.Itoa(res.Images.Preloaded)); err != nil {
+		if err := node.RecordPreloaded(in.State, run.Resource{Kind: kind.ResourceKind, Name: in.Name}.Key(), res.Images); err != nil {
 			return res, err
 		}
 	}

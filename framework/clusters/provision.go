@@ -3,7 +3,6 @@ package clusters
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"sync"
 
@@ -140,8 +139,7 @@ func Provision(ctx context.Context, in ProvisionInput) (*ProvisionResult, error)
 		}); err != nil {
 			return res, err
 		}
-		key := run.Resource{Kind: ResourceKind, Namespace: in.Namespace, Name: in.Name}.Key()
-		if err := in.State.SetResourceAttribute(key, node.AttrPreloaded, strconv.Itoa(res.Images.Preloaded)); err != nil {
+		if err := node.RecordPreloaded(in.State, run.Resource{Kind: ResourceKind, Namespace: in.Namespace, Name: in.Name}.Key(), res.Images); err != nil {
 			return res, err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"sigs.k8s.io/cluster-api/test/framework/clusterctl"
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 
+	"github.com/tkg-e2e/harness/framework/run"
 	"github.com/tkg-e2e/harness/framework/wait"
 )
 
@@ -80,6 +82,12 @@ type LoadImagesResult struct {
 // LoadImagesResult.Preloaded: CI reads from it that the head start worked
 // (the preload never fails a run, so a broken one would only be slower).
 const AttrPreloaded = "preloadedImages"
+
+// RecordPreloaded sets AttrPreloaded of the cluster resource key to what
+// res says the preload did.
+func RecordPreloaded(s *run.State, key string, res *LoadImagesResult) error {
+	return s.SetResourceAttribute(key, AttrPreloaded, strconv.Itoa(res.Preloaded))
+}
 
 type image struct {
 	name, id string
