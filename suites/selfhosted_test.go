@@ -1,6 +1,7 @@
 package suites_test
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -36,6 +37,22 @@ func localEnv(t *testing.T, overrides ...string) *suites.Env {
 	return env
 }
 
+// fakeNodes is a cleanup context of env's run whose container runtime is a
+// fake holding one control-plane container of cluster, an hour old.
+func fakeNodes(t *testing.T, env *suites.Env, cluster, id, name string) (context.Context, *container.FakeRuntime) {
+	t.Helper()
+	rt, err := container.NewFakeClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := rt.(*container.FakeRuntime)
+	fake.ResetDeleteContainerCallLogs()
+	inv := &node.FakeInventory{Runtime: fake, Containers: []node.ContainerInfo{
+		{ID: id, Name: name, Created: time.Now().Add(-time.Hour), Labels: map[string]string{node.ClusterLabel: cluster, node.RoleLabel: "control-plane"}},
+	}}
+	return cleanup.WithRun(node.InventoryInto(container.RuntimeInto(t.Context(), rt), inv), env.State), fake
+}
+
 // The local profile removes a self-hosted management cluster's recorded
 // containers by ID, and the how says it was cleanup.selfHosted's choice.
 func TestLocalProfileRemovesTheSelfHostedClustersContainers(t *testing.T) {
@@ -47,17 +64,7 @@ func TestLocalProfileRemovesTheSelfHostedClustersContainers(t *testing.T) {
 	if o.SelfHosted == nil {
 		t.Fatal("no SelfHosted deleter: a half-moved cluster would not be looked for")
 	}
-	rt, err := container.NewFakeClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := rt.(*container.FakeRuntime)
-	fake.ResetDeleteContainerCallLogs()
-	old := time.Now().Add(-time.Hour)
-	inv := &node.FakeInventory{Runtime: fake, Containers: []node.ContainerInfo{
-		{ID: "id-cp", Name: "mgmt-cp", Created: old, Labels: map[string]string{node.ClusterLabel: "mgmt", node.RoleLabel: "control-plane"}},
-	}}
-	ctx := cleanup.WithRun(node.InventoryInto(container.RuntimeInto(t.Context(), rt), inv), env.State)
+	ctx, fake := fakeNodes(t, env, "mgmt", "id-cp", "mgmt-cp")
 	del := clusters.DeleterWith(time.Second, time.Second, nil, "", o.SelfHosted, o.Managed)
 	how, err := del(ctx, run.Resource{Kind: clusters.ResourceKind, Namespace: "tkg-system", Name: "mgmt", Kubeconfig: "/nonexistent/mgmt",
 		Attributes: map[string]string{clusters.AttrManagedBy: "/nonexistent/mgmt", clusters.AttrSelfHosted: "true", node.AttrContainers: "mgmt-cp=id-cp"}})
@@ -83,5 +90,35 @@ func TestCleanupMoveBackOverridesKeepTheThrowAwayKindCluster(t *testing.T) {
 	}
 	if env.CleanupOptions().SelfHosted == nil {
 		t.Error("no SelfHosted deleter with moveBack: the self-hosted cluster's containers would be removed")
+	}
+}
+
+// CI's overrides move the run's own management cluster back and remove a
+// day-two stage's self-hosted cluster by ID (cleanup.stageSelfHosted): no
+// throw-away kind cluster is made for the stage's alone, and its how names
+// the key.
+func TestCleanupStageSelfHostedRemovesTheStagesClusterByID(t *testing.T) {
+	env := localEnv(t, "../config/cleanup-moveback.overrides.yaml")
+	if env.Config.RemovesSelfHostedContainers() || !env.Config.RemovesStageSelfHostedContainers() {
+		t.Fatalf("cleanup = %+v, want the run's own moved back and the stage's removed", env.Config.Cleanup)
+	}
+	o := env.CleanupOptions()
+	stage := run.Resource{Kind: clusters.ResourceKind, Role: suites.RoleManagement, Cluster: "provider-upgrade", Namespace: "provider-upgrade",
+		Name: "pu", Kubeconfig: "/nonexistent/pu", Attributes: map[string]string{clusters.AttrManagedBy: "/nonexistent/pu",
+			clusters.AttrSelfHosted: "true", node.AttrContainers: "pu-cp=id-pu"}}
+	if release := o.PrepareSelfHosted(t.Context(), []run.Resource{stage}); release != nil {
+		release()
+		t.Error("prepare started a throw-away kind cluster for a cluster whose containers are removed")
+	}
+	ctx, fake := fakeNodes(t, env, "pu", "id-pu", "pu-cp")
+	how, err := clusters.DeleterWith(time.Second, time.Second, nil, "", o.SelfHosted, o.Managed)(ctx, stage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(how, "removed the run's 1 containers by ID (pu-cp)") || !strings.Contains(how, "cleanup.stageSelfHosted is removeContainers") {
+		t.Errorf("how = %q, want the stage's containers removed by ID because of cleanup.stageSelfHosted", how)
+	}
+	if got := strings.Join(fake.DeleteContainerCalls(), ","); got != "id-pu" {
+		t.Errorf("deleted %q, want id-pu", got)
 	}
 }

@@ -54,6 +54,16 @@ func (c *Config) RemovesSelfHostedContainers() bool {
 	return c.Cleanup.SelfHosted == SelfHostedRemoveContainers
 }
 
+// RemovesStageSelfHostedContainers is RemovesSelfHostedContainers for a
+// self-hosted management cluster a day-two stage made for itself
+// (cleanup.stageSelfHosted, which follows cleanup.selfHosted when unset).
+func (c *Config) RemovesStageSelfHostedContainers() bool {
+	if c.Cleanup.StageSelfHosted == "" {
+		return c.RemovesSelfHostedContainers()
+	}
+	return c.Cleanup.StageSelfHosted == SelfHostedRemoveContainers
+}
+
 func (c *Config) validateCleanup(add func(key, msg, fix string)) {
 	for _, k := range []struct {
 		key, value, safe, remove, env string
@@ -77,6 +87,17 @@ func (c *Config) validateCleanup(add func(key, msg, fix string)) {
 				fmt.Sprintf("use %s (the default: %s; every provider) or %s ", k.safe, k.def, k.remove)+
 					"(remove the run's recorded containers by ID; infrastructure provider docker only)")
 		}
+	}
+	// Unset follows cleanup.selfHosted, which the loop above has checked.
+	switch v := c.Cleanup.StageSelfHosted; v {
+	case "", SelfHostedMoveBack:
+	case SelfHostedRemoveContainers:
+		c.onlyDocker(add, "cleanup.stageSelfHosted", "set cleanup.stageSelfHosted: "+SelfHostedMoveBack+
+			", or leave it unset to follow cleanup.selfHosted: a day-two stage's self-hosted management cluster is then moved back into a throw-away kind cluster and deleted there, on every provider")
+	default:
+		add("cleanup.stageSelfHosted", fmt.Sprintf("unknown value %q", v),
+			fmt.Sprintf("leave it unset (it follows cleanup.selfHosted), or use %s (every provider) or %s (remove the run's recorded containers by ID; infrastructure provider docker only)",
+				SelfHostedMoveBack, SelfHostedRemoveContainers))
 	}
 }
 

@@ -141,3 +141,48 @@ func TestCleanupManaged(t *testing.T) {
 	expectProblem(t, ps, "cleanup.managed", "only CAPD (infrastructure provider docker)", "infrastructureProviders lists vsphere,",
 		"fix: set cleanup.managed: delete")
 }
+
+// cleanup.stageSelfHosted follows cleanup.selfHosted unless set; set, it
+// wins (CI: the run's own management cluster moved back, the stage's removed);
+// removeContainers only with docker; an unknown value names the allowed ones.
+func TestCleanupStageSelfHosted(t *testing.T) {
+	for _, c := range []struct {
+		section    string
+		own, stage bool
+	}{
+		{"", false, false},
+		{"  selfHosted: removeContainers\n", true, true},
+		{"  selfHosted: moveBack\n  stageSelfHosted: removeContainers\n", false, true},
+		{"  selfHosted: removeContainers\n  stageSelfHosted: moveBack\n", true, false},
+	} {
+		mod := withCleanup(c.section)
+		if c.section == "" {
+			mod = nil
+		}
+		cfg, ps := load(t, fixture(t, mod), nil)
+		if ps != nil {
+			t.Fatalf("%q: %s", c.section, ps.Error())
+		}
+		if cfg.RemovesSelfHostedContainers() != c.own || cfg.RemovesStageSelfHostedContainers() != c.stage {
+			t.Errorf("%q: removes own %v, stage's %v; want %v, %v", c.section,
+				cfg.RemovesSelfHostedContainers(), cfg.RemovesStageSelfHostedContainers(), c.own, c.stage)
+		}
+	}
+	p := fixture(t, withCleanup("  stageSelfHosted: remove\n"))
+	_, ps := load(t, p, nil)
+	if pr := expectProblem(t, ps, "cleanup.stageSelfHosted", `unknown value "remove"`, "leave it unset", "moveBack", "removeContainers"); pr.Line == 0 || pr.File != p {
+		t.Errorf("problem at %s:%d, want a line of %s", pr.File, pr.Line, p)
+	}
+	p = fixture(t, func(s string) string {
+		s = replace("infrastructureProviders: [docker]", "infrastructureProviders: [vsphere]")(s)
+		return withCleanup("  stageSelfHosted: removeContainers\n")(s)
+	})
+	_, ps = load(t, p, nil)
+	expectProblem(t, ps, "cleanup.stageSelfHosted", "only CAPD (infrastructure provider docker)", "infrastructureProviders lists vsphere,",
+		"fix: set cleanup.stageSelfHosted: moveBack")
+	for _, pr := range ps {
+		if pr.Key == "cleanup.selfHosted" {
+			t.Errorf("cleanup.selfHosted (unset: moveBack) reported: %s", pr)
+		}
+	}
+}

@@ -416,6 +416,13 @@ type Cleanup struct {
 	// provider is docker). With driver: tanzu the CLI deletes the
 	// management cluster whatever this says.
 	SelfHosted string `yaml:"selfHosted"`
+	// StageSelfHosted is the same choice for a self-hosted management
+	// cluster a day-two stage made for itself (management-upgrade's, ID
+	// provider-upgrade), not the run's own: empty (the default) follows
+	// SelfHosted (Config.RemovesStageSelfHostedContainers). A run that moves its own management cluster back has
+	// proved that path once; removeContainers spares the stage's cluster
+	// a second move-back (CAPD only, as for SelfHosted).
+	StageSelfHosted string `yaml:"stageSelfHosted"`
 	// Managed is how a cluster a management cluster manages (the workload
 	// cluster) is deleted: delete (the default; every provider) deletes it
 	// through its management cluster, as `tanzu cluster delete` does;
