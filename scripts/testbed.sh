@@ -24,7 +24,7 @@ fi
 # CAPV is built too: `make e2e-vsphere-sim` rehearses the vSphere profile
 # with the real controller (TESTBED_EXTRAS= to skip it).
 extras=${TESTBED_EXTRAS-capv}
-echo "testbed: build.sh (images and manifests; cold ~17 min (+4 min for CAPV), warm ~2 s; extras: ${extras:-none})"
+echo "testbed: build.sh (images and manifests; cold 25-55 min with CAPV on 2 cores, measured on fresh machines; warm ~2 s; extras: ${extras:-none})"
 if ! $sudo env TESTBED_EXTRAS="$extras" "$kit/build.sh"; then
   echo "testbed: FAILED to build the offline images; see \${TESTBED_CACHE:-/var/cache/testbed}/logs" >&2
   exit 1
