@@ -134,7 +134,8 @@ run_case() {
 }
 
 # The clean case is a whole flow and runs alone (tried among the parallel
-# cases on 2026-11-27: 562 s against 413 alone first, the CPU 91% busy);
+# cases on 2026-11-27: 562 s, the CPU 91% busy, against 413 s alone first
+# on 2026-11-26 on a slightly faster machine);
 # the failure cases each make
 # one kind cluster and then mostly wait (for a timeout, a hang, a Ctrl-C),
 # so PARALLEL=3 (what CI runs) keeps three running side by side, starting
