@@ -16,6 +16,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/run"
+	"github.com/tkg-e2e/harness/internal/testutil"
 	"github.com/tkg-e2e/harness/suites"
 	"github.com/tkg-e2e/harness/suites/lifecycle"
 )
@@ -41,12 +42,7 @@ func localEnv(t *testing.T, overrides ...string) *suites.Env {
 // fake holding one control-plane container of cluster, an hour old.
 func fakeNodes(t *testing.T, env *suites.Env, cluster, id, name string) (context.Context, *container.FakeRuntime) {
 	t.Helper()
-	rt, err := container.NewFakeClient()
-	if err != nil {
-		t.Fatal(err)
-	}
-	fake := rt.(*container.FakeRuntime)
-	fake.ResetDeleteContainerCallLogs()
+	rt, fake := testutil.FakeContainers(t)
 	inv := &node.FakeInventory{Runtime: fake, Containers: []node.ContainerInfo{
 		{ID: id, Name: name, Created: time.Now().Add(-time.Hour), Labels: map[string]string{node.ClusterLabel: cluster, node.RoleLabel: "control-plane"}},
 	}}
