@@ -27,3 +27,13 @@ derive_image() {
   say "derived $ref from $base"
 }
 derive_cleanup() { docker rm -f -v "tkg-e2e-derive-$$" >/dev/null 2>&1 || true; }
+
+# lock_cache CACHE WHAT: one build into CACHE at a time (fd 9, held until
+# the script exits). Two at once (make testbed beside a CI run, seen here)
+# removed each other's source folders mid-copy and both failed; the second
+# waits, then finds the first's outputs up to date.
+lock_cache() {
+  mkdir -p "$(dirname "$1")"
+  exec 9>"$1.lock"
+  flock -n 9 || { say "waiting for another build of $2 (lock $1.lock)"; flock 9; }
+}

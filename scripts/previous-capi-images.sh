@@ -52,12 +52,7 @@ docker info >/dev/null 2>&1 || die "docker does not answer: run make testbed fir
 
 reg=registry.k8s.io/cluster-api
 cache=${PREVIOUS_CAPI_CACHE:-$HOME/.cache/tkg-e2e/previous-capi}/$prev
-# One build of a version at a time: two at once (make testbed beside a CI
-# run, seen here) removed each other's source folders mid-copy and both
-# failed. The second waits, then finds the first's outputs up to date.
-mkdir -p "$(dirname "$cache")"
-exec 9>"$cache.lock"
-flock -n 9 || { say "waiting for another build of $prev (lock $cache.lock)"; flock 9; }
+lock_cache "$cache" "$prev"
 src=$cache/src bin=$cache/bin repo=$cache/repository config=$cache/clusterctl.yaml
 # image:binary:label:config-dir (config dir as in <prev>'s tree; core's is
 # found below, it moved from config/ to core/config/ in v1.14)

@@ -38,12 +38,7 @@ prev_minor=${BASH_REMATCH[1]} staging=v0.${BASH_REMATCH[1]}.${BASH_REMATCH[2]}
 docker info >/dev/null 2>&1 || die "docker does not answer: run make testbed first"
 
 cache=${PREVIOUS_RELEASE_CACHE:-$HOME/.cache/tkg-e2e/previous-release}/$prev
-# One build of a version at a time: two at once (make testbed beside a CI
-# run, seen here) removed each other's source folders mid-copy and both
-# failed. The second waits, then finds the first's outputs up to date.
-mkdir -p "$(dirname "$cache")"
-exec 9>"$cache.lock"
-flock -n 9 || { say "waiting for another build of $prev (lock $cache.lock)"; flock 9; }
+lock_cache "$cache" "$prev"
 src=$cache/src bin=$cache/bin
 cmds="kube-apiserver kube-controller-manager kube-scheduler kube-proxy kubelet kubeadm kubectl"
 control_plane="kube-apiserver kube-controller-manager kube-scheduler kube-proxy"

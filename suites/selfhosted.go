@@ -50,7 +50,7 @@ func selfHostedCleanup(env *Env, deleteTimeout, poll time.Duration) (f clusters.
 	if env.Config != nil {
 		own, stage = env.Config.RemovesSelfHostedContainers(), env.Config.RemovesStageSelfHostedContainers()
 	}
-	remove := clusters.RemoveContainers(removedByContainerID)
+	remove, removeStage := clusters.RemoveContainers(removedByContainerID), clusters.RemoveContainers(removedStageByContainerID)
 	if own && stage {
 		return remove, true, nil
 	}
@@ -67,7 +67,7 @@ func selfHostedCleanup(env *Env, deleteTimeout, poll time.Duration) (f clusters.
 			return back(ctx, r)
 		}
 		if stageCluster(r) {
-			return clusters.RemoveContainers(removedStageByContainerID)(ctx, r)
+			return removeStage(ctx, r)
 		}
 		return remove(ctx, r)
 	}, false, t.prepare

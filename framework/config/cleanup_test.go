@@ -12,6 +12,14 @@ func withCleanup(section string) func(string) string {
 	return func(s string) string { return s + "cleanup:\n" + section }
 }
 
+// withProvidersAndCleanup is withCleanup with the fixture's infrastructure
+// providers replaced by providers (a flow list, "[vsphere]").
+func withProvidersAndCleanup(providers, section string) func(string) string {
+	return func(s string) string {
+		return withCleanup(section)(replace("infrastructureProviders: [docker]", "infrastructureProviders: "+providers)(s))
+	}
+}
+
 func TestCleanupSelfHostedUnsetIsMoveBack(t *testing.T) {
 	cfg, ps := load(t, fixture(t, nil), nil)
 	if ps != nil {
@@ -39,10 +47,7 @@ func TestCleanupSelfHostedUnknownValueNamesTheAllowedOnes(t *testing.T) {
 func TestCleanupRemoveContainersRejectedWithVSphere(t *testing.T) {
 	for _, providers := range []string{"[vsphere]", "[docker, vsphere:v1.13.0]"} {
 		t.Run(providers, func(t *testing.T) {
-			p := fixture(t, func(s string) string {
-				s = replace("infrastructureProviders: [docker]", "infrastructureProviders: "+providers)(s)
-				return withCleanup("  selfHosted: removeContainers\n")(s)
-			})
+			p := fixture(t, withProvidersAndCleanup(providers, "  selfHosted: removeContainers\n"))
 			_, ps := load(t, p, nil)
 			pr := expectProblem(t, ps, "cleanup.selfHosted", "only CAPD (infrastructure provider docker)", "infrastructureProviders lists vsphere,",
 				"leave running", "fix: set cleanup.selfHosted: moveBack")
@@ -55,10 +60,7 @@ func TestCleanupRemoveContainersRejectedWithVSphere(t *testing.T) {
 		})
 	}
 	// moveBack is valid with every provider.
-	p := fixture(t, func(s string) string {
-		s = replace("infrastructureProviders: [docker]", "infrastructureProviders: [vsphere]")(s)
-		return withCleanup("  selfHosted: moveBack\n")(s)
-	})
+	p := fixture(t, withProvidersAndCleanup("[vsphere]", "  selfHosted: moveBack\n"))
 	_, ps := load(t, p, nil)
 	for _, pr := range ps {
 		if pr.Key == "cleanup.selfHosted" {
@@ -69,10 +71,7 @@ func TestCleanupRemoveContainersRejectedWithVSphere(t *testing.T) {
 
 func TestCleanupRemoveContainersAcceptedWithDockerOnly(t *testing.T) {
 	for _, providers := range []string{"[docker]", "[docker:v1.14.0]"} {
-		p := fixture(t, func(s string) string {
-			s = replace("infrastructureProviders: [docker]", "infrastructureProviders: "+providers)(s)
-			return withCleanup("  selfHosted: removeContainers\n")(s)
-		})
+		p := fixture(t, withProvidersAndCleanup(providers, "  selfHosted: removeContainers\n"))
 		cfg, ps := load(t, p, nil)
 		if ps != nil {
 			t.Fatalf("%s: removeContainers with docker should load:\n%s", providers, ps.Error())
@@ -133,10 +132,7 @@ func TestCleanupManaged(t *testing.T) {
 	if pr := expectProblem(t, ps, "cleanup.managed", `unknown value "remove"`, "use delete", "or removeContainers"); pr.Line == 0 || pr.File != p {
 		t.Errorf("problem at %s:%d, want a line of %s", pr.File, pr.Line, p)
 	}
-	p = fixture(t, func(s string) string {
-		s = replace("infrastructureProviders: [docker]", "infrastructureProviders: [vsphere]")(s)
-		return withCleanup("  managed: removeContainers\n")(s)
-	})
+	p = fixture(t, withProvidersAndCleanup("[vsphere]", "  managed: removeContainers\n"))
 	_, ps = load(t, p, nil)
 	expectProblem(t, ps, "cleanup.managed", "only CAPD (infrastructure provider docker)", "infrastructureProviders lists vsphere,",
 		"fix: set cleanup.managed: delete")
@@ -155,11 +151,7 @@ func TestCleanupStageSelfHosted(t *testing.T) {
 		{"  selfHosted: moveBack\n  stageSelfHosted: removeContainers\n", false, true},
 		{"  selfHosted: removeContainers\n  stageSelfHosted: moveBack\n", true, false},
 	} {
-		mod := withCleanup(c.section)
-		if c.section == "" {
-			mod = nil
-		}
-		cfg, ps := load(t, fixture(t, mod), nil)
+		cfg, ps := load(t, fixture(t, withCleanup(c.section)), nil)
 		if ps != nil {
 			t.Fatalf("%q: %s", c.section, ps.Error())
 		}
@@ -173,10 +165,7 @@ func TestCleanupStageSelfHosted(t *testing.T) {
 	if pr := expectProblem(t, ps, "cleanup.stageSelfHosted", `unknown value "remove"`, "leave it unset", "moveBack", "removeContainers"); pr.Line == 0 || pr.File != p {
 		t.Errorf("problem at %s:%d, want a line of %s", pr.File, pr.Line, p)
 	}
-	p = fixture(t, func(s string) string {
-		s = replace("infrastructureProviders: [docker]", "infrastructureProviders: [vsphere]")(s)
-		return withCleanup("  stageSelfHosted: removeContainers\n")(s)
-	})
+	p = fixture(t, withProvidersAndCleanup("[vsphere]", "  stageSelfHosted: removeContainers\n"))
 	_, ps = load(t, p, nil)
 	expectProblem(t, ps, "cleanup.stageSelfHosted", "only CAPD (infrastructure provider docker)", "infrastructureProviders lists vsphere,",
 		"fix: set cleanup.stageSelfHosted: moveBack")

@@ -419,9 +419,10 @@ type Cleanup struct {
 	// StageSelfHosted is the same choice for a self-hosted management
 	// cluster a day-two stage made for itself (management-upgrade's, ID
 	// provider-upgrade), not the run's own: empty (the default) follows
-	// SelfHosted (Config.RemovesStageSelfHostedContainers). A run that moves its own management cluster back has
-	// proved that path once; removeContainers spares the stage's cluster
-	// a second move-back (CAPD only, as for SelfHosted).
+	// SelfHosted (Config.RemovesStageSelfHostedContainers). A run that
+	// moves its own management cluster back has proved that path once;
+	// removeContainers spares the stage's cluster a second move-back (CAPD
+	// only, as for SelfHosted).
 	StageSelfHosted string `yaml:"stageSelfHosted"`
 	// Managed is how a cluster a management cluster manages (the workload
 	// cluster) is deleted: delete (the default; every provider) deletes it
