@@ -19,8 +19,8 @@ cd "$root"
 for v in KIND_NODE_IMAGE CLUSTERCTL_CONFIG CNI_MANIFEST KAPP_CONTROLLER_MANIFEST; do
   [ -n "${!v:-}" ] || { echo "missing \$$v: run '. /var/cache/testbed/out/env.sh' first" >&2; exit 2; }
 done
-rounds=${ROUNDS:-3}
-[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS=$rounds: want a whole number of rounds >= 1" >&2; exit 2; }
+. "$root/scripts/lib-bench.sh"
+rounds=$(rounds_from "${ROUNDS:-3}")
 
 work=$(mktemp -d /tmp/bench-flow.XXXX)
 make -s "$root/bin/harness" "$root/bin/ginkgo" "$root/e2e/e2e.test" >/dev/null
@@ -62,7 +62,6 @@ report() { # ROUND : both sides' steps, as each round ends, so a long run shows 
 steps_sum() { # FILE REGEX FIELD : the seconds ("4.0s") in FIELD of the lines matching REGEX, summed
   { grep -E "$2" "$1" || true; } | awk -v f="$3" '{sub(/s$/, "", $f); t += $f} END {printf "%.1f", t + 0}'
 }
-median() { printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
 
 declare -a h b hx bx
 first=harness; [ "${ORDER:-}" = hand-first ] && first=by-hand
