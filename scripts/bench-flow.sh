@@ -64,16 +64,11 @@ steps_sum() { # FILE REGEX FIELD : the seconds ("4.0s") in FIELD of the lines ma
 }
 
 declare -a h b hx bx
-first=harness; [ "${ORDER:-}" = hand-first ] && first=by-hand
-for ((r = 1; r <= rounds; r++)); do
-  if [ "$first" = harness ]; then harness "$r"; by_hand "$r"; next=by-hand; else by_hand "$r"; harness "$r"; next=harness; fi
-  report "$r" "$first"
-  first=$next
-done
+if [ "${ORDER:-}" = hand-first ]; then take_turns "$rounds" by_hand harness; else take_turns "$rounds" harness by_hand; fi
 
 mh=$(median "${h[@]}") mb=$(median "${b[@]}")
-printf 'harness: %s (median %.1fs)\n' "$(printf '%.1fs ' "${h[@]}")" "$mh"
-printf 'by hand: %s (median %.1fs)\n' "$(printf '%.1fs ' "${b[@]}")" "$mb"
+times_line harness "${h[@]}"
+times_line 'by hand' "${b[@]}"
 mhx=$(median "${hx[@]}") mbx=$(median "${bx[@]}")
 printf 'without the workload kapp-controller: harness median %.1fs, by hand median %.1fs, ratio %.2f\n' "$mhx" "$mbx" \
   "$(echo "$mbx / $mhx" | bc -l)"

@@ -88,22 +88,14 @@ report() { # ROUND FIRST: both sides' steps, as each round ends, so a long run s
 }
 
 declare -a o c ob cb
-first=ours; [ "${ORDER:-}" = capi-first ] && first=capi
-for ((r = 1; r <= rounds; r++)); do
-  if [ "$first" = ours ]; then ours "$r"; capi "$r"; next=capi; else capi "$r"; ours "$r"; next=ours; fi
-  report "$r" "$first"
-  first=$next
-done
+if [ "${ORDER:-}" = capi-first ]; then take_turns "$rounds" capi ours; else take_turns "$rounds" ours capi; fi
 
 mo=$(median "${o[@]}") mc=$(median "${c[@]}")
-printf 'ours: %s(median %.1fs)\n' "$(printf '%.1fs ' "${o[@]}")" "$mo"
-printf 'SelfHostedSpec: %s(median %.1fs)\n' "$(printf '%.1fs ' "${c[@]}")" "$mc"
-if [[ " ${ob[*]} " != *" - "* ]]; then
-  printf 'move-back, ours (throw-away kind cluster, clusterctl init, move, delete): %s(median %.1fs)\n' "$(printf '%ss ' "${ob[@]}")" "$(median "${ob[@]}")"
-fi
-if [[ " ${cb[*]} " != *" - "* ]]; then
-  printf "move-back, SelfHostedSpec's AfterEach (move to its bootstrap cluster, delete): %s(median %.1fs)\n" "$(printf '%ss ' "${cb[@]}")" "$(median "${cb[@]}")"
-fi
+times_line ours "${o[@]}"
+times_line SelfHostedSpec "${c[@]}"
+# "-": a round without a move-back (removeContainers) or without their steps.tsv
+[[ " ${ob[*]} " == *" - "* ]] || times_line 'move-back, ours (throw-away kind cluster, clusterctl init, move, delete)' "${ob[@]}"
+[[ " ${cb[*]} " == *" - "* ]] || times_line "move-back, SelfHostedSpec's AfterEach (move to its bootstrap cluster, delete)" "${cb[@]}"
 printf 'ratio without the fixed %ss wait: %.2f\n' "$fixed_wait" "$(echo "($mc - $fixed_wait) / $mo" | bc -l)"
 if [ "${KEEP:-}" = 1 ]; then echo "work folder: $work"; else rm -rf "$work"; fi
 printf 'ratio: %.2f\n' "$(echo "$mc / $mo" | bc -l)"

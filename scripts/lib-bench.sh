@@ -10,3 +10,16 @@ rounds_from() {
   [[ "$1" =~ ^[1-9][0-9]*$ ]] || { echo "ROUNDS=$1: want a whole number of rounds >= 1" >&2; exit 2; }
   echo "$1"
 }
+# take_turns ROUNDS A B: ROUNDS rounds of both sides, each round's first
+# the other side than the round before (A in round 1): `A r`, `B r`, then
+# `report r FIRST`, which the script defines, so a long run shows each
+# round as it ends. Whichever goes first finds a quieter Docker host.
+take_turns() {
+  local n=$1 a=$2 b=$3 r t
+  for ((r = 1; r <= n; r++)); do
+    "$a" "$r"; "$b" "$r"; report "$r" "$a"
+    t=$a a=$b b=$t
+  done
+}
+# times_line LABEL N...: "LABEL: 1.0s 3.0s 2.0s (median 2.0s)"
+times_line() { local l=$1; shift; printf '%s: %s(median %.1fs)\n' "$l" "$(printf '%.1fs ' "$@")" "$(median "$@")"; }
