@@ -102,6 +102,11 @@ func (r *Runner) runOne(ctx context.Context, it Item) error {
 	if err == nil {
 		return nil
 	}
+	var gone *GoneError
+	if errors.As(err, &gone) {
+		r.record(it.Name, OutcomeSkipped, err, time.Since(start).Seconds())
+		return nil
+	}
 	outcome := OutcomeFailed
 	if errors.Is(context.Cause(ictx), errItemTimeout) && ictx.Err() != nil {
 		outcome = OutcomeTimedOut
@@ -112,6 +117,16 @@ func (r *Runner) runOne(ctx context.Context, it Item) error {
 }
 
 var errItemTimeout = errors.New("artifacts item timeout")
+
+// GoneError is what an item returns when what it was to collect went away
+// between the listing that named it and the item (a pod deleted, a crash
+// looping container whose previous run was replaced): collection happens
+// while a failed run's objects still change, and nothing that was there
+// to read is lost, so the item is recorded as not collected, with why,
+// rather than as a failure of the collection.
+type GoneError struct{ Why string }
+
+func (e *GoneError) Error() string { return "gone since it was listed: " + e.Why }
 
 func (r *Runner) record(name, outcome string, err error, seconds float64) {
 	if r.prefix != "" {

@@ -155,17 +155,22 @@ func TestRunnerBoundsHangingItemsAndRecordsFailures(t *testing.T) {
 		artifacts.Item{Name: "fails with the password " + vcPassword, Run: func(context.Context) error { return errors.New("boom " + vcPassword) }},
 		artifacts.Item{Name: "works", Run: func(context.Context) error { return w.WriteFile("ok.txt", []byte("ok\n")) }},
 		artifacts.Item{Name: "panics", Run: func(context.Context) error { panic("bad") }},
+		artifacts.Item{Name: "a deleted pod's log", Run: func(context.Context) error {
+			return fmt.Errorf("logs: %w", &artifacts.GoneError{Why: "the pod was deleted"})
+		}},
 	)
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("a hanging item stalled the run for %s", took)
 	}
-	if errs[0] == nil || errs[1] == nil || errs[2] != nil || errs[3] == nil {
+	if errs[0] == nil || errs[1] == nil || errs[2] != nil || errs[3] == nil || errs[4] != nil {
 		t.Fatalf("errs = %v", errs)
 	}
 	r.Skip("node logs over SSH", "no SSH key configured")
 	must(t, w.WriteIndex())
 	txt := artifactstest.Read(t, w, artifacts.ErrorsFile)
-	for _, want := range []string{"[timed out] cluster bootstrap/art: ignores its context", "[failed] cluster bootstrap/art: fails with", "[failed] cluster bootstrap/art: panics: panic: bad", "[not collected] cluster bootstrap/art: node logs over SSH: no SSH key configured", "3 item(s) failed or timed out, 1 not collected"} {
+	for _, want := range []string{"[timed out] cluster bootstrap/art: ignores its context", "[failed] cluster bootstrap/art: fails with", "[failed] cluster bootstrap/art: panics: panic: bad", "[not collected] cluster bootstrap/art: node logs over SSH: no SSH key configured",
+		"[not collected] cluster bootstrap/art: a deleted pod's log: logs: gone since it was listed: the pod was deleted",
+		"3 item(s) failed or timed out, 2 not collected"} {
 		if !strings.Contains(txt, want) {
 			t.Errorf("errors.txt lacks %q:\n%s", want, txt)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/tkg-e2e/harness/framework/artifacts"
 	"github.com/tkg-e2e/harness/framework/kube"
@@ -67,7 +68,7 @@ func (c *collection) podLogItem(cl *kube.Cluster, ns, pod, container string, pre
 		req := cl.Clientset.CoreV1().Pods(ns).GetLogs(pod, &corev1.PodLogOptions{Container: container, Previous: previous, Timestamps: true})
 		rc, err := req.Stream(ctx)
 		if err != nil {
-			return err
+			return logGone(err, previous)
 		}
 		defer rc.Close()
 		f, err := c.w.CreateTail(rel)
@@ -92,6 +93,22 @@ func (c *collection) podLogItem(cl *kube.Cluster, ns, pod, container string, pre
 		}
 		return nil
 	}}
+}
+
+// logGone tells a log that went away since the pods were listed from one
+// that could not be read: the pod deleted (its namespace cleaned up while
+// the collection ran), or, for a previous log, the kubelet's "previous
+// terminated container ... not found" once that run was replaced or the
+// pod restarted again. Seen on a real cluster while a crash-looping pod's
+// namespace was deleted beside the collection.
+func logGone(err error, previous bool) error {
+	switch {
+	case apierrors.IsNotFound(err):
+		return &artifacts.GoneError{Why: "the pod was deleted (" + err.Error() + ")"}
+	case previous && strings.Contains(err.Error(), "previous terminated container") && strings.Contains(err.Error(), "not found"):
+		return &artifacts.GoneError{Why: "the container's previous run is no longer kept (" + err.Error() + ")"}
+	}
+	return err
 }
 
 // tailBuffer keeps the last bytes written, for the log tails in SUMMARY.md.

@@ -1,15 +1,20 @@
 package cluster
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/cluster-api/cmd/clusterctl/client/tree"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tkg-e2e/harness/framework/artifacts"
 )
 
 func obj(t *testing.T, y string) unstructured.Unstructured {
@@ -230,6 +235,35 @@ stringData:
 	for _, v := range got {
 		if !want[v] {
 			t.Errorf("registered %q", v)
+		}
+	}
+}
+
+// A log that went away between the pod listing and its read is not a
+// failed collection: a pod deleted meanwhile, or a crash-looping
+// container's previous run no longer kept (the kubelet's words, seen on a
+// real cluster). Anything else, and the same words for a current log, is.
+func TestLogGoneOnlyForWhatWentAway(t *testing.T) {
+	prev := apierrors.NewBadRequest(`previous terminated container "main" in pod "crasher-658dd86c88-fhjv6" not found`)
+	for _, c := range []struct {
+		name     string
+		err      error
+		previous bool
+		gone     bool
+	}{
+		{"pod deleted", apierrors.NewNotFound(schema.GroupResource{Resource: "pods"}, "crasher"), false, true},
+		{"previous run not kept", prev, true, true},
+		{"the same words for a current log", prev, false, false},
+		{"forbidden", apierrors.NewForbidden(schema.GroupResource{Resource: "pods/log"}, "crasher", errors.New("rbac")), true, false},
+		{"connection refused", errors.New("dial tcp 172.18.0.3:6443: connect: connection refused"), false, false},
+	} {
+		err := logGone(c.err, c.previous)
+		var gone *artifacts.GoneError
+		if errors.As(err, &gone) != c.gone {
+			t.Errorf("%s: logGone = %v, want gone %v", c.name, err, c.gone)
+		}
+		if !strings.Contains(err.Error(), c.err.Error()) {
+			t.Errorf("%s: %q does not keep the cause %q", c.name, err, c.err)
 		}
 	}
 }
