@@ -16,6 +16,10 @@ HARNESS    := $(BIN)/harness
 # (Sources and the suite binary live in this checkout even when ROOT, the
 # folder artifacts/ and bin/ go to, is another.)
 E2E_TEST   := $(CURDIR)/e2e/e2e.test
+# The verify suite, compiled the same way: ginkgo would otherwise link it on
+# every make verify into e2e/verify/verify.test and remove it after, so two
+# make verify at once ran or removed each other's binary.
+VERIFY_TEST := $(CURDIR)/e2e/verify/verify.test
 # What the harness CLI and the suite are linked from: they are relinked only
 # when one of these changed, instead of on every make e2e (~7 s each).
 GO_SRC     := $(shell find $(CURDIR)/e2e $(CURDIR)/suites $(CURDIR)/framework -name '*.go' -not -name '*_test.go') \
@@ -92,6 +96,12 @@ $(HARNESS): $(GO_SRC) | $(BIN)
 $(E2E_TEST): $(GO_SRC)
 	@cd e2e && go test -c -o $(E2E_TEST).$$$$ . && mv -f $(E2E_TEST).$$$$ $(E2E_TEST)
 
+$(VERIFY_TEST): $(GO_SRC) $(wildcard $(CURDIR)/e2e/verify/*_test.go)
+	@cd e2e/verify && go test -c -o $(VERIFY_TEST).$$$$ . && mv -f $(VERIFY_TEST).$$$$ $(VERIFY_TEST)
+
+.PHONY: verify-suite
+verify-suite: $(VERIFY_TEST) ## Compile the verify suite (make verify does when a source changed); for several make verify at once
+
 .PHONY: validate
 validate: $(HARNESS) ## Validate CONFIG (+ CONFIG_OVERRIDES) and exit: every problem at once
 	@$(HARNESS) validate -config $(CONFIG) -overrides '$(CONFIG_OVERRIDES)'
@@ -153,8 +163,8 @@ WINDOWS_WORKLOAD_KUBECONFIG ?=##               make verify: kubeconfig of a Wind
 READ_ONLY                   ?=##               make verify: 1 = write nothing to the clusters (smoke left out, reported as skipped)
 
 .PHONY: verify
-verify: $(GINKGO) $(HARNESS) ## Run health, smoke, placement and packages against existing clusters (MANAGEMENT_KUBECONFIG, WORKLOAD_KUBECONFIG, READ_ONLY, ...)
-	$(SELECT); $(GINKGO) -v --no-color --fail-on-empty "$${sel[@]}" ./e2e/verify -- \
+verify: $(GINKGO) $(HARNESS) $(VERIFY_TEST) ## Run health, smoke, placement and packages against existing clusters (MANAGEMENT_KUBECONFIG, WORKLOAD_KUBECONFIG, READ_ONLY, ...)
+	$(SELECT); $(GINKGO) -v --no-color --fail-on-empty "$${sel[@]}" $(VERIFY_TEST) -- \
 	  $(if $(filter 1,$(READ_ONLY)),-e2e.read-only) \
 	  -e2e.config=$(abspath $(CONFIG)) $(if $(CONFIG_OVERRIDES),-e2e.config-overrides='$(CONFIG_OVERRIDES)') \
 	  $(if $(ARTIFACTS),-e2e.artifacts-folder=$(abspath $(ARTIFACTS))) \
