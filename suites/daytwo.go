@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	. "github.com/onsi/ginkgo/v2"
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	capiclusterctl "sigs.k8s.io/cluster-api/test/framework/clusterctl"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -75,7 +74,7 @@ func watchMachines(ctx context.Context, env *Env, stage string, c, holder *Clust
 			pre.Stop()
 		}
 	}
-	StepEntries(env, stage, steps)
+	stepEntries(ctx, env, stage, steps)
 	return tl, err
 }
 
@@ -183,7 +182,7 @@ func dashIfEmpty(s string) string {
 	return s
 }
 
-func (r dayTwoReport) write(env *Env, stage string) {
+func (r dayTwoReport) write(ctx context.Context, env *Env, stage string) {
 	md := r.markdown()
 	if w, err := env.ArtifactWriter(env.ArtifactFolder); err == nil {
 		if err := w.WriteFile(stage+".md", []byte(md)); err != nil {
@@ -207,8 +206,8 @@ func (r dayTwoReport) write(env *Env, stage string) {
 		}
 	}
 	env.UpdateReports(func(rs *Reports) { rs.DayTwo = append(rs.DayTwo, res) })
-	StepEntries(env, stage, steps)
-	AddReportEntry(stage+" timeline", md)
+	stepEntries(ctx, env, stage, steps)
+	AddEntry(ctx, stage+" timeline", md)
 }
 
 // recheckIntervals are the interval keys recheck reads under the day-two
@@ -259,12 +258,12 @@ func recheck(ctx context.Context, in RecheckInput, cs ...*Cluster) error {
 		iv := env.Interval(in.Stage, s.Intervals[0])
 		out, err := assert.Run(ctx, check, target, w, assert.Options{Timeout: iv.Timeout, Interval: iv.Poll, Grace: iv.Grace,
 			Redactor: env.Redactor, Progress: env.Out, Prefix: "[" + in.Stage + "/" + s.Name + "]"})
-		StepEntries(env, in.Stage, []Step{{Name: "recheck " + s.Name, Duration: time.Since(start)}})
+		stepEntries(ctx, env, in.Stage, []Step{{Name: "recheck " + s.Name, Duration: time.Since(start)}})
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s again: %w", s.Name, err))
 			continue
 		}
-		AddReportEntry(in.Stage+" "+s.Name, out.Markdown)
+		AddEntry(ctx, in.Stage+" "+s.Name, out.Markdown)
 		if err := out.Err(); err != nil {
 			errs = append(errs, fmt.Errorf("%s again, after %s: %w", s.Name, in.Stage, err))
 		}
@@ -275,9 +274,9 @@ func recheck(ctx context.Context, in RecheckInput, cs ...*Cluster) error {
 	for _, c := range cs {
 		start := time.Now()
 		entry, md, err := smokeCluster(ctx, *in.Smoke, c)
-		StepEntries(env, in.Stage, []Step{{Name: "recheck smoke", Duration: time.Since(start)}})
+		stepEntries(ctx, env, in.Stage, []Step{{Name: "recheck smoke", Duration: time.Since(start)}})
 		if entry != "" {
-			AddReportEntry(in.Stage+" "+entry, md)
+			AddEntry(ctx, in.Stage+" "+entry, md)
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("smoke again on %s, after %s: %w", c.Name, in.Stage, err))

@@ -28,6 +28,8 @@ var ManagementUpgrade = Stage{
 		Intervals: []string{"wait-rollout", "probe", "wait-scale", "load-images", "wait-healthy"},
 		Doc:       "the provider-upgrade management cluster moved into itself and upgraded to the release under test by its own controllers; it then scales its workload cluster"},
 	Preflight: managementUpgradePreflight,
+	// The rollout and what follows it run beside scale and remediate.
+	JoinAfter: "remediate",
 	Spec: func(ctx context.Context, env func() *Env) {
 		ManagementUpgradeSpec(ctx, func() ManagementUpgradeSpecInput {
 			e := env()
@@ -85,7 +87,6 @@ func runManagementUpgrade(ctx context.Context, in ManagementUpgradeSpecInput) er
 		return ErrNoCluster(config.IDProviderUpgrade)
 	}
 	prefix := "[" + stage + "]"
-	key := clusters.ResourceKind + "/" + m.Namespace + "/" + m.Name
 	if r, ok := env.State.Resource(clusters.ResourceKind, m.Name); !ok || r.Attributes[clusters.AttrSelfHosted] != "true" {
 		if in.Holder == nil {
 			return ErrNoCluster(RoleManagement)
@@ -105,6 +106,24 @@ func runManagementUpgrade(ctx context.Context, in ManagementUpgradeSpecInput) er
 			return fmt.Errorf("moving %s into itself: %w", m.Name, err)
 		}
 	}
+	// The rest waits mostly on the cluster's own controllers (a replaced
+	// control-plane Machine waits minutes on its pre-terminate hook), and
+	// touches only the provider-upgrade clusters: scale and remediate, which
+	// act on the run's own workload cluster through the run's own
+	// management cluster, run beside it.
+	env.StartTail(stage, "the self-hosted rollout, the workload cluster scaled by the upgraded management cluster, and health on both",
+		func(ctx context.Context) (TailResult, error) { return TailResult{}, upgradeSelfHosted(ctx, in) })
+	return nil
+}
+
+// upgradeSelfHosted bumps the self-hosted management cluster's version,
+// watches its own controllers replace every Machine while its API server is
+// probed, and then has it scale its workload cluster.
+func upgradeSelfHosted(ctx context.Context, in ManagementUpgradeSpecInput) error {
+	const stage = "management-upgrade"
+	env, m, wl := in.Env, in.Management, in.Workload
+	prefix := "[" + stage + "]"
+	key := clusters.ResourceKind + "/" + m.Namespace + "/" + m.Name
 	mk, err := m.Connect()
 	if err != nil {
 		return err
@@ -127,7 +146,7 @@ func runManagementUpgrade(ctx context.Context, in ManagementUpgradeSpecInput) er
 	outage := api.Stop()
 	rep := dayTwoReport{Title: fmt.Sprintf("Self-hosted upgrade of management cluster %s from %s to %s", m.Name, from, in.To), Timeline: tl,
 		Probes: []probe.Result{outage}}
-	defer func() { rep.write(env, stage) }()
+	defer func() { rep.write(ctx, env, stage) }()
 	if err != nil {
 		return err
 	}

@@ -134,7 +134,7 @@ func runProviderUpgrade(ctx context.Context, in ProviderUpgradeSpecInput) error 
 		return err
 	}
 	rep := dayTwoReport{Title: fmt.Sprintf("Provider upgrade of %s (managing %s)", mgmt.Name, wl.Name)}
-	defer func() { rep.write(env, stage) }()
+	defer func() { rep.write(ctx, env, stage) }()
 
 	prefix := "[" + stage + "]"
 	start := time.Now()

@@ -101,7 +101,7 @@ func runRemediate(ctx context.Context, in RemediateSpecInput) error {
 			return in.Break(ctx, victim.Status.NodeRef.Name, env.Out)
 		}, Interval: in.Wait, StuckIf: rollout.NotRemediated(victim.Name),
 		What: fmt.Sprintf("Machine %s (node %s, kubelet stopped) replaced by MachineHealthCheck %s", victim.Name, victim.Status.NodeRef.Name, mhc.Name)})
-	dayTwoReport{Title: fmt.Sprintf("Remediation of %s's Machine %s", c.Name, victim.Name), Timeline: tl}.write(env, "remediate")
+	dayTwoReport{Title: fmt.Sprintf("Remediation of %s's Machine %s", c.Name, victim.Name), Timeline: tl}.write(ctx, env, "remediate")
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func ScaleSpec(_ context.Context, inputGetter func() ScaleSpecInput) {
 	DeclareStage("scales a MachineDeployment up by one and back, the new node like the others", inputGetter, func(in ScaleSpecInput) StageFuncs {
 		return StageFuncs{Run: func(ctx context.Context) error {
 			rep, err := scaleUpAndBack(ctx, in, "scale")
-			rep.write(in.Env, "scale")
+			rep.write(ctx, in.Env, "scale")
 			if err != nil {
 				return err
 			}

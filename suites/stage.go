@@ -117,10 +117,7 @@ func indent(s string) string { return strings.ReplaceAll(s, "\n", "\n  ") }
 // StepEntries adds one hidden report entry per timed step of a stage and
 // prints them, so JUnit and SUMMARY.md show where a stage spent its time.
 func StepEntries(env *Env, stage string, steps []Step) {
-	for _, s := range steps {
-		env.Printf("[%s] step %-28s %6.1fs", stage, s.Name, s.Duration.Seconds())
-		AddReportEntry(stage+"/"+s.Name, fmt.Sprintf("%.1fs", s.Duration.Seconds()), ReportEntryVisibilityNever)
-	}
+	stepEntries(context.Background(), env, stage, steps)
 }
 
 // inputErrors joins the Env's own check with the problems a spec input

@@ -43,8 +43,11 @@ type tail struct {
 	released chan struct{}
 	release  func()
 	done     chan struct{}
-	res      TailResult
-	err      error
+	// held are the report entries the tail's code added (AddEntry): the
+	// join spec adds them, so they are the stage's and no later spec's.
+	held *heldEntries
+	res  TailResult
+	err  error
 }
 
 // StartTail runs f beside the stages after stage. Call it from the stage's
@@ -54,7 +57,8 @@ type tail struct {
 func (e *Env) StartTail(stage, what string, f func(ctx context.Context) (TailResult, error)) {
 	base, stop := e.stageContext(context.Background())
 	ctx, cancel := context.WithCancelCause(base)
-	t := &tail{stage: stage, what: what, started: time.Now(), cancel: cancel, released: make(chan struct{}), done: make(chan struct{})}
+	ctx, held := holdEntries(ctx)
+	t := &tail{stage: stage, what: what, started: time.Now(), cancel: cancel, released: make(chan struct{}), done: make(chan struct{}), held: held}
 	t.release = sync.OnceFunc(func() { close(t.released) })
 	e.mu.Lock()
 	if e.tails == nil {
@@ -162,6 +166,7 @@ func JoinSpec(stage string, env func() *Env) {
 				failf(e.Run, "interrupted while waiting for stage %s's %s", stage, t.what)
 			}
 		}
+		t.held.add()
 		StepEntries(e, stage, t.res.Steps)
 		if t.res.Report != nil {
 			t.res.Report(ctx)

@@ -143,7 +143,7 @@ func runUpgrade(ctx context.Context, in UpgradeSpecInput) error {
 		env.Printf("[upgrade] deleting the probe Service: %v", derr)
 	}
 	report := dayTwoReport{Title: fmt.Sprintf("Upgrade of %s from %s to %s", c.Name, from, in.To), Timeline: tl, Probes: results}
-	report.write(env, "upgrade")
+	report.write(ctx, env, "upgrade")
 	if err != nil {
 		return err
 	}

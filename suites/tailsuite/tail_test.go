@@ -21,9 +21,10 @@ import (
 	"github.com/tkg-e2e/harness/suites/lifecycle"
 )
 
-// tailStage passes its own steps at once and leaves a check that ends, with
-// err, when release is closed.
-func tailStage(name, joinAfter string, release <-chan struct{}, err error) suites.Stage {
+// tailStage passes its own steps at once and leaves a check that, once the
+// stage after it started (beside), adds a report entry and says so on added,
+// and ends, with err, when release is closed.
+func tailStage(name, joinAfter string, beside <-chan struct{}, added chan<- string, release <-chan struct{}, err error) suites.Stage {
 	return suites.Stage{
 		Definition: stages.Definition{Name: name, Category: stages.Harness, Doc: "test stage with a tail"},
 		JoinAfter:  joinAfter,
@@ -32,6 +33,13 @@ func tailStage(name, joinAfter string, release <-chan struct{}, err error) suite
 				e := env()
 				suites.RunStage(ctx, e, name, suites.StageFuncs{Run: func(context.Context) error {
 					e.StartTail(name, "the "+name+" check", func(ctx context.Context) (suites.TailResult, error) {
+						select {
+						case <-beside:
+						case <-ctx.Done():
+							return suites.TailResult{}, ctx.Err()
+						}
+						suites.AddEntry(ctx, name+" entry", "from "+name+"'s tail")
+						added <- name
 						select {
 						case <-release:
 						case <-ctx.Done():
@@ -49,9 +57,10 @@ func tailStage(name, joinAfter string, release <-chan struct{}, err error) suite
 // TestTailsAreTheirStagesOwn: a stage after two tailed stages runs while
 // their checks do (they are passed, pending); each check's end is its
 // stage's end; the failed one fails its own stage's join spec, not the
-// stage that ran beside it.
+// stage that ran beside it; a report entry a check adds while the stage
+// beside it runs is in its own join spec, not in the spec running then.
 func TestTailsAreTheirStagesOwn(t *testing.T) {
-	release := make(chan struct{})
+	release, beside, added := make(chan struct{}), make(chan struct{}), make(chan string, 2)
 	var during map[string]run.StageRecord
 	after := suites.Stage{
 		Definition: stages.Definition{Name: "after", Needs: []string{"good", "bad"}, Category: stages.Harness, Doc: "runs beside the tails"},
@@ -63,6 +72,10 @@ func TestTailsAreTheirStagesOwn(t *testing.T) {
 					for _, s := range []string{"good", "bad"} {
 						during[s], _ = e.State.Stage(s)
 					}
+					close(beside)
+					for range 2 {
+						<-added
+					}
 					time.Sleep(300 * time.Millisecond)
 					close(release)
 					return nil
@@ -71,12 +84,14 @@ func TestTailsAreTheirStagesOwn(t *testing.T) {
 		},
 	}
 	reg, err := suites.NewRegistry(suites.TeardownScopes,
-		tailStage("good", "after", release, nil), tailStage("bad", "after", release, errors.New("boom: the check saw a change")), after)
+		tailStage("good", "after", beside, added, release, nil),
+		tailStage("bad", "after", beside, added, release, errors.New("boom: the check saw a change")), after)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var env *suites.Env
 	var failed []types.SpecReport
+	entriesIn := map[string][]string{} // an entry's name -> the specs that have it
 	BeforeSuite(func() {
 		var err error
 		env, err = suites.NewEnv(suites.EnvOptions{Registry: lifecycle.Registry, ConfigPath: "../../config/local.yaml",
@@ -87,6 +102,11 @@ func TestTailsAreTheirStagesOwn(t *testing.T) {
 	AfterSuite(func(ctx SpecContext) { suites.SuiteTeardown(ctx, env) })
 	ReportAfterSuite("failed specs", func(r Report) {
 		for _, s := range r.SpecReports {
+			for _, e := range s.ReportEntries {
+				if strings.HasSuffix(e.Name, " entry") {
+					entriesIn[e.Name] = append(entriesIn[e.Name], strings.Join(append(s.ContainerHierarchyTexts[1:], s.LeafNodeText), " / "))
+				}
+			}
 			if s.LeafNodeType == types.NodeTypeIt && s.Failed() {
 				failed = append(failed, s)
 			}
@@ -128,6 +148,12 @@ func TestTailsAreTheirStagesOwn(t *testing.T) {
 	for name, rec := range map[string]run.StageRecord{"good": good, "bad": bad} {
 		if end := rec.Started.Add(rec.Duration); end.Before(aft.Started.Add(300*time.Millisecond)) || rec.Seconds < 0.3 {
 			t.Errorf("%s ended %s, %.3fs after it started; the stage beside it started %s", name, end, rec.Seconds, aft.Started)
+		}
+	}
+	for _, s := range []string{"good", "bad"} {
+		want := s + " / finishes the checks it left running beside the stages after it"
+		if got := entriesIn[s+" entry"]; len(got) != 1 || got[0] != want {
+			t.Errorf("%s's tail's entry is in %q; want only in %q", s, got, want)
 		}
 	}
 	if len(failed) != 1 || failed[0].ContainerHierarchyTexts[len(failed[0].ContainerHierarchyTexts)-1] != "bad" ||

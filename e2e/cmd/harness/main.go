@@ -17,6 +17,7 @@ import (
 	"github.com/tkg-e2e/harness/framework/packages"
 	"github.com/tkg-e2e/harness/framework/placement"
 	"github.com/tkg-e2e/harness/framework/stages"
+	"github.com/tkg-e2e/harness/suites"
 	"github.com/tkg-e2e/harness/suites/lifecycle"
 )
 
@@ -184,8 +185,10 @@ func plan(args []string, stdout, stderr io.Writer) int {
 	for _, name := range closure {
 		if s, _ := reg.Stage(name); s.JoinAfter != "" {
 			where := "joined right after it: no stage runs beside it in this selection"
-			if slices.Contains(closure, s.JoinAfter) {
-				where = "runs beside " + s.JoinAfter + " and is joined after it, as " + name + "'s own spec"
+			if beside := besideTail(reg, closure, s); len(beside) == 1 {
+				where = "runs beside " + beside[0] + " and is joined after it, as " + name + "'s own spec"
+			} else if len(beside) > 1 {
+				where = "runs beside " + strings.Join(beside, ", ") + " and is joined after " + beside[len(beside)-1] + ", as " + name + "'s own spec"
 			}
 			fmt.Fprintf(stdout, "overlap: %s leaves its last checks running; %s\n", name, where)
 		}
@@ -198,6 +201,23 @@ func plan(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// besideTail is the selected stages that run while s's tail does: those
+// registered after s up to the stage its join is declared after, which
+// need not be selected itself (the join is declared there all the same).
+func besideTail(reg *suites.Registry, selected []string, s suites.Stage) []string {
+	var out []string
+	names := reg.Names()
+	for _, n := range names[slices.Index(names, s.Name)+1:] {
+		if slices.Contains(selected, n) {
+			out = append(out, n)
+		}
+		if n == s.JoinAfter {
+			break
+		}
+	}
+	return out
 }
 
 // selectCmd turns make e2e's FOCUS and LABELS into ginkgo flags, one per

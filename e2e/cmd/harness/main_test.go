@@ -63,6 +63,18 @@ func TestPlan(t *testing.T) {
 		!strings.Contains(out.String(), "overlap: move leaves its last checks running; runs beside workload and is joined after it") {
 		t.Fatalf("plan workload: %d %q %q", code, out.String(), errOut.String())
 	}
+	// management-upgrade's tail runs beside every selected stage up to
+	// remediate, after which it is joined, whether remediate is selected or not.
+	for _, c := range []struct{ stages, want string }{
+		{"management-upgrade scale remediate", "overlap: management-upgrade leaves its last checks running; runs beside scale, remediate and is joined after remediate, as management-upgrade's own spec\n"},
+		{"management-upgrade scale", "overlap: management-upgrade leaves its last checks running; runs beside scale and is joined after it, as management-upgrade's own spec\n"},
+		{"management-upgrade", "overlap: management-upgrade leaves its last checks running; joined right after it: no stage runs beside it in this selection\n"},
+	} {
+		out.Reset()
+		if code := run([]string{"plan", "-stages", c.stages}, &out, &errOut); code != 0 || !strings.HasSuffix(out.String(), c.want) {
+			t.Errorf("plan %s: %d %q, want it to end %q", c.stages, code, out.String(), c.want)
+		}
+	}
 	out.Reset()
 	if code := run([]string{"plan", "-stages", "ova"}, &out, &errOut); code != 0 || out.String() != "stages: ova\n" {
 		t.Fatalf("plan ova: %q", out.String())
