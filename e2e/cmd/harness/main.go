@@ -185,10 +185,12 @@ func plan(args []string, stdout, stderr io.Writer) int {
 	for _, name := range closure {
 		if s, _ := reg.Stage(name); s.JoinAfter != "" {
 			where := "joined right after it: no stage runs beside it in this selection"
-			if beside := besideTail(reg, closure, s); len(beside) == 1 {
-				where = "runs beside " + beside[0] + " and is joined after it, as " + name + "'s own spec"
-			} else if len(beside) > 1 {
-				where = "runs beside " + strings.Join(beside, ", ") + " and is joined after " + beside[len(beside)-1] + ", as " + name + "'s own spec"
+			if beside := besideTail(reg, closure, s); len(beside) > 0 {
+				last := beside[len(beside)-1]
+				if len(beside) == 1 {
+					last = "it"
+				}
+				where = "runs beside " + strings.Join(beside, ", ") + " and is joined after " + last + ", as " + name + "'s own spec"
 			}
 			fmt.Fprintf(stdout, "overlap: %s leaves its last checks running; %s\n", name, where)
 		}
