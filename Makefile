@@ -149,6 +149,10 @@ e2e-vsphere-sim: $(GINKGO) $(HARNESS) ## Rehearse CONFIG=config/vsphere.yaml aga
 clean-run: $(HARNESS) ## Delete what a kept run (ARTIFACTS=<run folder>) left behind, from its state.json
 	$(HARNESS) cleanup -artifacts '$(ARTIFACTS)' -config '$(CONFIG)' -overrides '$(CONFIG_OVERRIDES)'
 
+.PHONY: sweep-host
+sweep-host: ## List what runs left on this Docker host (kind/CAPD/vcsim containers, networks, volumes); REMOVE=1 deletes it all (a host no one else uses)
+	bash scripts/sweep-host.sh $(if $(filter 1,$(REMOVE)),--remove)
+
 .PHONY: testbed
 testbed: ## Prepare Docker and the offline images with ../shared/testbed (root)
 	bash scripts/testbed.sh
