@@ -2,8 +2,9 @@
 # sweep-host.sh [--remove]: lists (and with --remove deletes) what runs left
 # on this Docker host: containers of kind and CAPD clusters (label
 # io.x-k8s.kind.cluster), containers the harness made (labels tkg-e2e.run,
-# tkg-e2e.vcsim), the vcsim servers' networks (tkg-e2e-vsim-*), and
-# anonymous volumes no container uses any more (a node's /var, GBs each).
+# tkg-e2e.vcsim) or a script did (named tkg-e2e-*: image builds, decoys),
+# the vcsim servers' networks (tkg-e2e-vsim-*), and anonymous volumes no
+# container uses any more (a node's /var, GBs each).
 #
 # Why CI needs it: a machine keeps its disk between a session, the CI run
 # after it and the next session. A run killed with its session (no Ctrl-C,
@@ -29,7 +30,8 @@ docker info >/dev/null 2>&1 || { echo "sweep-host: Docker is not reachable (is t
 say "load average: $(cut -d' ' -f1-3 /proc/loadavg) (2 cores: above 2 means sections will wait for CPU)"
 containers=$( { docker ps -aq --filter label=io.x-k8s.kind.cluster
   docker ps -aq --filter label=tkg-e2e.run
-  docker ps -aq --filter label=tkg-e2e.vcsim; } | sort -u)
+  docker ps -aq --filter label=tkg-e2e.vcsim
+  docker ps -aq --filter name=^tkg-e2e-; } | sort -u)
 networks=$(docker network ls --format '{{.Name}}' | grep -E '^tkg-e2e-vsim-' || true)
 left=0
 if [ -n "$containers" ]; then

@@ -25,7 +25,7 @@ import (
 // cluster's MachineDeployment goes 1 -> 2 -> 1 again, and health runs on both.
 var ManagementUpgrade = Stage{
 	Definition: stages.Definition{Name: "management-upgrade", Needs: []string{"provider-upgrade"}, Category: stages.Provider, DayTwo: true,
-		Intervals: []string{"wait-rollout", "probe", "wait-scale", "load-images", "wait-healthy"},
+		Intervals: []string{"wait-rollout", "probe", "probe-answer", "wait-scale", "load-images", "wait-healthy"},
 		Doc:       "the provider-upgrade management cluster moved into itself and upgraded to the release under test by its own controllers; it then scales its workload cluster"},
 	Preflight: managementUpgradePreflight,
 	// The rollout and what follows it run beside scale and remediate.
@@ -40,7 +40,7 @@ var ManagementUpgrade = Stage{
 				ClusterctlConfigPath: e.ClusterctlConfig(config.IDProviderUpgrade),
 				Move: move.Timeouts{PreCheck: iv("pre-check"), SettleBefore: iv("settle-before"), Discovery: iv("discovery"),
 					Move: iv("move"), PostCheck: iv("post-check"), Reconcile: iv("reconcile"), SettleAfter: iv("settle-after")},
-				Rollout: e.Interval(stage, "wait-rollout"), Probe: e.Interval(stage, "probe"), Scale: e.Interval(stage, "wait-scale"),
+				Rollout: e.Interval(stage, "wait-rollout"), Probe: e.Interval(stage, "probe"), ProbeAnswer: e.Interval(stage, "probe-answer"), Scale: e.Interval(stage, "wait-scale"),
 				Recheck: RecheckInput{Env: e, Stage: stage, Checks: []Stage{Health}}}
 			in.APIBound = e.Config.Upgrade.ManagementOutageBound()
 			return in
@@ -60,15 +60,18 @@ type ManagementUpgradeSpecInput struct {
 	APIBound                     time.Duration
 	Move                         move.Timeouts
 	Rollout, Probe, Scale        config.Interval
-	Recheck                      RecheckInput
+	// ProbeAnswer's timeout is how long one probe poll may take to answer
+	// before it counts as out.
+	ProbeAnswer config.Interval
+	Recheck     RecheckInput
 }
 
 func (in ManagementUpgradeSpecInput) StageOf() (*Env, string) { return in.Env, "management-upgrade" }
 
 func (in ManagementUpgradeSpecInput) Validate() error {
 	return InputErrors(in.Env, Unless(in.To != "", "upgrade.kubernetesVersion is empty: set the version the management cluster upgrades itself to"),
-		Unless(in.Rollout.Timeout > 0 && in.Probe.Poll > 0 && in.Scale.Timeout > 0,
-			"intervals management-upgrade/wait-rollout, probe (with a poll) and wait-scale are required"))
+		Unless(in.Rollout.Timeout > 0 && in.Probe.Poll > 0 && in.ProbeAnswer.Timeout > 0 && in.Scale.Timeout > 0,
+			"intervals management-upgrade/wait-rollout, probe (with a poll), probe-answer and wait-scale are required"))
 }
 
 // ManagementUpgradeSpec makes the management cluster self-hosted, upgrades
@@ -129,7 +132,7 @@ func upgradeSelfHosted(ctx context.Context, in ManagementUpgradeSpecInput) error
 		return err
 	}
 	from := env.KubernetesVersionNow(m)
-	api := probe.Start(ctx, probe.Probe{Name: "API server /readyz of " + m.Name, Period: in.Probe.Poll, Timeout: time.Second, Check: probe.Readyz(mk.Clientset)})
+	api := probe.Start(ctx, probe.Probe{Name: "API server /readyz of " + m.Name, Period: in.Probe.Poll, Timeout: in.ProbeAnswer.Timeout, Check: probe.Readyz(mk.Clientset)})
 	change := func(ctx context.Context) error {
 		if err := setTopologyVersion(ctx, mk.Client, m.Namespace, m.Name, in.To); err != nil {
 			return err

@@ -29,7 +29,7 @@ import (
 var Upgrade = Stage{
 	Definition: stages.Definition{Name: "upgrade", Needs: []string{"move"}, Category: stages.Provider, DayTwo: true,
 		Kinds:     []string{clusters.ResourceKind},
-		Intervals: append([]string{"wait-rollout", "probe"}, append(clusterIntervals, recheckIntervals...)...),
+		Intervals: append([]string{"wait-rollout", "probe", "probe-answer"}, append(clusterIntervals, recheckIntervals...)...),
 		Doc:       "a workload cluster at the previous release upgraded to the one under test: rollout order, API and Service outage, checks again"},
 	Cleanup:   capiClusterCleanup,
 	Preflight: upgradePreflight,
@@ -37,7 +37,8 @@ var Upgrade = Stage{
 		UpgradeSpec(ctx, func() UpgradeSpecInput {
 			e := env()
 			in := UpgradeSpecInput{Env: e, To: e.Config.Upgrade.KubernetesVersion,
-				Rollout: e.Interval("upgrade", "wait-rollout"), Probe: e.Interval("upgrade", "probe"), Recheck: recheckInput(e, "upgrade")}
+				Rollout: e.Interval("upgrade", "wait-rollout"), Probe: e.Interval("upgrade", "probe"),
+				ProbeAnswer: e.Interval("upgrade", "probe-answer"), Recheck: recheckInput(e, "upgrade")}
 			in.APIBound, in.ServiceBound = e.Config.Upgrade.OutageBounds()
 			if e.Config.Clusters.Upgrade != nil {
 				c := clusterInput(e, "upgrade", config.IDUpgrade, RoleManagement, false)
@@ -59,7 +60,10 @@ type UpgradeSpecInput struct {
 	// probe Service were out longer in total (0: only reported).
 	APIBound, ServiceBound time.Duration
 	Rollout, Probe         config.Interval
-	Recheck                RecheckInput
+	// ProbeAnswer's timeout is how long one probe poll may take to answer
+	// before it counts as out.
+	ProbeAnswer config.Interval
+	Recheck     RecheckInput
 }
 
 func (in UpgradeSpecInput) StageOf() (*Env, string) { return in.Env, "upgrade" }
@@ -68,7 +72,8 @@ func (in UpgradeSpecInput) Validate() error {
 	return InputErrors(in.Env, Unless(in.Create != nil, "no clusters.upgrade in the profile: the upgrade stage needs a cluster to create at the previous release "+
 		"(config/local.yaml has one; e.g. clusters.upgrade: {name: tkg-e2e-upg, kubernetesVersion: v1.32.5})"),
 		Unless(in.To != "", "upgrade.kubernetesVersion is empty: set the version to upgrade to"),
-		Unless(in.Rollout.Timeout > 0 && in.Probe.Poll > 0, "intervals upgrade/wait-rollout and upgrade/probe (with a poll) are required"))
+		Unless(in.Rollout.Timeout > 0 && in.Probe.Poll > 0 && in.ProbeAnswer.Timeout > 0,
+			"intervals upgrade/wait-rollout, upgrade/probe (with a poll) and upgrade/probe-answer are required"))
 }
 
 // UpgradeSpec creates the cluster at the previous release, upgrades it with
@@ -112,8 +117,8 @@ func runUpgrade(ctx context.Context, in UpgradeSpecInput) error {
 	}
 	StepEntries(env, "upgrade", []Step{{Name: "probe-service", Duration: time.Since(start)}})
 	probes := []*probe.Running{
-		probe.Start(ctx, probe.Probe{Name: "API server /readyz", Period: in.Probe.Poll, Timeout: time.Second, Check: probe.Readyz(k.Clientset)}),
-		probe.Start(ctx, probe.Probe{Name: "Service " + probe.ServiceName + " (NodePort, from outside)", Period: in.Probe.Poll, Timeout: time.Second,
+		probe.Start(ctx, probe.Probe{Name: "API server /readyz", Period: in.Probe.Poll, Timeout: in.ProbeAnswer.Timeout, Check: probe.Readyz(k.Clientset)}),
+		probe.Start(ctx, probe.Probe{Name: "Service " + probe.ServiceName + " (NodePort, from outside)", Period: in.Probe.Poll, Timeout: in.ProbeAnswer.Timeout,
 			Check: probe.HTTPAny(probe.HTTPClient, svc.URLs)}),
 	}
 	// The probe's objects would otherwise count in the rechecks' placement.

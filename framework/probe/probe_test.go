@@ -2,6 +2,7 @@ package probe
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -22,7 +23,9 @@ func TestAnOutageOverItsBoundFails(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	defer srv.Close()
-	r := Start(context.Background(), Probe{Name: "probe Service", Period: 20 * time.Millisecond,
+	// A poll's timeout far above the server's answer: a loaded machine
+	// (CI's, 2026-11-28) took more than the 20 ms period to answer.
+	r := Start(context.Background(), Probe{Name: "probe Service", Period: 20 * time.Millisecond, Timeout: 2 * time.Second,
 		Check: HTTPAny(srv.Client(), func() []string { return []string{srv.URL} })})
 	time.Sleep(100 * time.Millisecond)
 	down.Store(true)
@@ -59,11 +62,40 @@ func TestWindowsOpenAndClosed(t *testing.T) {
 	}
 	srv := httptest.NewServer(http.NotFoundHandler())
 	srv.Close() // nothing listens: connection refused
-	bad := Start(context.Background(), Probe{Name: "bad", Period: 10 * time.Millisecond,
+	bad := Start(context.Background(), Probe{Name: "bad", Period: 10 * time.Millisecond, Timeout: time.Second,
 		Check: HTTPAny(http.DefaultClient, func() []string { return []string{srv.URL} })})
 	time.Sleep(50 * time.Millisecond)
 	res := bad.Stop()
 	if len(res.Windows) != 1 || res.Windows[0].End != res.End || !strings.Contains(res.Windows[0].LastErr, "refused") {
 		t.Errorf("bad probe: %s %v", res.Summary(), res.WindowList())
+	}
+}
+
+// A server slower than one poll's Timeout is out for those polls; one that
+// answers within it is not, and its slowest answer is reported. The margins
+// are wide (a 20 ms timeout against 150 ms answers, 2 s against 150 ms)
+// because a loaded machine stretches every answer.
+func TestASlowAnswerIsOutOnlyPastTheTimeout(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(150 * time.Millisecond):
+			w.WriteHeader(http.StatusOK)
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	check := HTTPAny(srv.Client(), func() []string { return []string{srv.URL} })
+	short := Start(context.Background(), Probe{Name: "short", Period: 10 * time.Millisecond, Timeout: 20 * time.Millisecond, Check: check})
+	long := Start(context.Background(), Probe{Name: "long", Period: 10 * time.Millisecond, Timeout: 2 * time.Second, Check: check})
+	time.Sleep(time.Second)
+	s, l := short.Stop(), long.Stop()
+	if len(s.Windows) != 1 || s.Failures == 0 || s.Slowest != 0 {
+		t.Errorf("answers past a 20ms timeout: %s, want one window and no answer in time", s.Summary())
+	}
+	if len(l.Windows) != 0 || l.Polls == 0 || l.Slowest < 150*time.Millisecond {
+		t.Errorf("answers within a 2s timeout: %s, want no window and the slowest answer 150ms or more", l.Summary())
+	}
+	if want := fmt.Sprintf("slowest answer %.2fs", l.Slowest.Seconds()); !strings.Contains(l.Summary(), want) {
+		t.Errorf("summary %q does not say %q", l.Summary(), want)
 	}
 }
