@@ -35,7 +35,6 @@ containers=$( { docker ps -aq --filter label=io.x-k8s.kind.cluster
 networks=$(docker network ls --format '{{.Name}}' | grep -E '^tkg-e2e-vsim-' || true)
 left=0
 if [ -n "$containers" ]; then
-  # shellcheck disable=SC2086
   n=$(wc -w <<<"$containers"); left=$((left + n))
   say "$n container(s) left by earlier runs:"
   # shellcheck disable=SC2086
@@ -54,12 +53,12 @@ if [ -z "$remove" ]; then
   say "left: $left; remove them (only on a host no one else runs on) with: bash scripts/sweep-host.sh --remove"
   exit 1
 fi
-before=$(df -BG --output=avail "$(docker info -f '{{.DockerRootDir}}')" | tail -1 | tr -dc 0-9)
+free_gib() { df -BG --output=avail "$(docker info -f '{{.DockerRootDir}}')" | tail -1 | tr -dc 0-9; }
+before=$(free_gib)
 # shellcheck disable=SC2086
 [ -z "$containers" ] || docker rm -f -v $containers >/dev/null
 for net in $networks; do docker network rm "$net" >/dev/null; done
 vols=$(docker volume ls -q --filter dangling=true | grep -E '^[0-9a-f]{64}$' || true)
 # shellcheck disable=SC2086
 [ -z "$vols" ] || docker volume rm $vols >/dev/null
-after=$(df -BG --output=avail "$(docker info -f '{{.DockerRootDir}}')" | tail -1 | tr -dc 0-9)
-say "removed $left container(s) and network(s), $(wc -w <<<"$vols") anonymous volume(s); free disk ${before} -> ${after} GiB"
+say "removed $left container(s) and network(s), $(wc -w <<<"$vols") anonymous volume(s); free disk ${before} -> $(free_gib) GiB"
