@@ -108,7 +108,7 @@ validate: $(HARNESS) ## Validate CONFIG (+ CONFIG_OVERRIDES) and exit: every pro
 
 .PHONY: test
 test: ## Unit and integration tests (vcsim in-process; no Docker needed)
-	go test -count=1 ./framework/... ./suites/... ./e2e/cmd/...
+	go test -count=1 ./framework/... ./suites/... ./e2e/cmd/... ./scripts/...
 
 .PHONY: lint
 lint: ## gofmt and go vet

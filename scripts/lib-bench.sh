@@ -14,11 +14,14 @@ rounds_from() {
 # the other side than the round before (A in round 1): `A r`, `B r`, then
 # `report r FIRST`, which the script defines, so a long run shows each
 # round as it ends. Whichever goes first finds a quieter Docker host.
+# Its locals start with _: bash scopes dynamically, so a local b here was
+# the array bench-flow's by_hand fills (b[round]=...), and the global one
+# stayed empty: its medians read 0 (2026-11-29).
 take_turns() {
-  local n=$1 a=$2 b=$3 r t
-  for ((r = 1; r <= n; r++)); do
-    "$a" "$r"; "$b" "$r"; report "$r" "$a"
-    t=$a a=$b b=$t
+  local _n=$1 _a=$2 _b=$3 _r _t
+  for ((_r = 1; _r <= _n; _r++)); do
+    "$_a" "$_r"; "$_b" "$_r"; report "$_r" "$_a"
+    _t=$_a _a=$_b _b=$_t
   done
 }
 # times_line LABEL N...: "LABEL: 1.0s 3.0s 2.0s (median 2.0s)"

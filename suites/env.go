@@ -34,6 +34,8 @@ type Env struct {
 	watches map[string]*kube.ReadyWatch
 	// tails are the checks stages left running beside later stages (tail.go).
 	tails map[string]*tail
+	// teardown is the throw-away kind cluster of the move-backs (selfhosted.go).
+	teardown *teardownCluster
 }
 
 // Reports are what the stages and the collectors leave for the run's reports.

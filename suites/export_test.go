@@ -5,4 +5,16 @@ package suites
 var (
 	Images       = images
 	ClusterInput = clusterInput
+	// TeardownAtMove is teardownAtMoveOf for the registry's stages named.
+	TeardownAtMove = func(env *Env, known bool, names ...string) bool {
+		var ss []Stage
+		for _, n := range names {
+			s, ok := env.Registry.Stage(n)
+			if !ok {
+				panic("no stage " + n)
+			}
+			ss = append(ss, s)
+		}
+		return teardownAtMoveOf(env, ss, known)
+	}
 )

@@ -74,6 +74,7 @@ func MoveSpec(_ context.Context, inputGetter func() MoveSpecInput) {
 				if to == nil {
 					return ErrNoCluster(RoleManagement)
 				}
+				startTeardownAtMove(env)
 				in := move.Input{FromKubeconfig: from.Kubeconfig, ToKubeconfig: to.Kubeconfig,
 					Namespace: to.Namespace, ClusterName: to.Name, ClusterctlConfigPath: input.ClusterctlConfigPath, State: env.State,
 					Timeouts: input.Timeouts, DeferSettle: true, Progress: env.Out, Prefix: "[move]"}

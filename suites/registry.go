@@ -90,7 +90,7 @@ type CleanupOptions struct {
 	SelfHostedByID bool
 	// PrepareSelfHosted starts, before the deletions, what SelfHosted will
 	// need (cleanup.Input.Prepare); nil when it needs nothing ahead.
-	PrepareSelfHosted func(ctx context.Context, live []run.Resource) (release func())
+	PrepareSelfHosted func(ctx context.Context, live []run.Resource) (release func(), owned []string)
 	// Managed, when set (cleanup.managed: removeContainers), deletes a
 	// cluster a management cluster manages instead of a Cluster API delete
 	// through that management cluster.

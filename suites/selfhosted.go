@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/bootstrap"
+	"github.com/tkg-e2e/harness/framework/cleanup"
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
 	"github.com/tkg-e2e/harness/framework/kind"
@@ -45,7 +46,7 @@ const removedManagedByContainerID = "by container ID because cleanup.managed is 
 // back and removes the stage's by ID, which spares a second move-back of
 // the same path (75-89 s measured).
 func selfHostedCleanup(env *Env, deleteTimeout, poll time.Duration) (f clusters.SelfHostedFunc, byID bool,
-	prepare func(context.Context, []run.Resource) func()) {
+	prepare func(context.Context, []run.Resource) (func(), []string)) {
 	own, stage := false, false
 	if env.Config != nil {
 		own, stage = env.Config.RemovesSelfHostedContainers(), env.Config.RemovesStageSelfHostedContainers()
@@ -60,7 +61,8 @@ func selfHostedCleanup(env *Env, deleteTimeout, poll time.Duration) (f clusters.
 		}
 		return !own
 	}
-	t := &teardownCluster{env: env, deleteTimeout: deleteTimeout, movesBack: movesBack}
+	t := env.teardownCluster()
+	t.movesBack = movesBack
 	back := selfHostedDeleter(env.Run, t, deleteTimeout, poll)
 	return func(ctx context.Context, r run.Resource) (string, error) {
 		if movesBack(r) {
@@ -107,16 +109,23 @@ func selfHostedDeleter(env *Run, t *teardownCluster, deleteTimeout, poll time.Du
 	}
 }
 
-// teardownCluster is the throw-away kind bootstrap cluster of a move-back.
-// Cleanup starts it before its first deletion when a self-hosted management
-// cluster is among the live resources (prepare), so that its ~90 s of kind
-// create and clusterctl init run while the workload cluster is deleted
-// through the management cluster, not after; the move-back then only moves
-// and deletes. The deleter starts it itself when nothing did (a
-// half-moved cluster found at cleanup time).
+// teardownCluster is the throw-away kind bootstrap cluster of a move-back,
+// one per run (Env.teardownCluster). Cleanup starts it before its first
+// deletion when a self-hosted management cluster is among the live
+// resources (prepare), so that its ~55-90 s of kind create and clusterctl
+// init run while the workload cluster is deleted through the management
+// cluster, not after; the move-back then only moves and deletes. When
+// nothing would be deleted before the move-back (make e2e FOCUS=move), the
+// move stage starts it as the move begins (startTeardownAtMove). The
+// deleter starts it itself when nothing did (a half-moved cluster found at
+// cleanup time).
 type teardownCluster struct {
 	env           *Env
 	deleteTimeout time.Duration
+	// early: the move stage started it, before cleanup; stopEarly ends
+	// the context it was started with once it is deleted.
+	early     bool
+	stopEarly func()
 
 	once sync.Once
 	done chan struct{}
@@ -149,10 +158,12 @@ func (t *teardownCluster) name() string {
 func (t *teardownCluster) kubeconfig() string { return t.env.KubeconfigPath(t.name()) }
 
 // prepare is cleanup.Input.Prepare: start the cluster if a self-hosted
-// management cluster is to be deleted.
-func (t *teardownCluster) prepare(ctx context.Context, live []run.Resource) func() {
+// management cluster is to be deleted. A cluster the move stage started is
+// the release's to delete, used or not (owned): cleanup would otherwise
+// delete it first, as the newest resource, before the move-back it is for.
+func (t *teardownCluster) prepare(ctx context.Context, live []run.Resource) (func(), []string) {
 	if t.env.Config == nil {
-		return nil
+		return nil, nil
 	}
 	var selfHosted []string
 	for _, r := range live {
@@ -160,14 +171,72 @@ func (t *teardownCluster) prepare(ctx context.Context, live []run.Resource) func
 			selfHosted = append(selfHosted, r.Key())
 		}
 	}
-	if len(selfHosted) == 0 {
-		return nil
-	}
 	t.pending.Store(int32(len(selfHosted)))
+	var owned []string
+	if t.early {
+		// Deleted as cleanup's run: RunOf's end is cleanup's, not the move's.
+		t.runCtx = context.WithoutCancel(ctx)
+		owned = append(owned, run.Resource{Kind: kind.ResourceKind, Name: t.name()}.Key())
+		if len(selfHosted) > 0 {
+			t.env.Printf("[cleanup] the throw-away kind cluster %s for the move back of %s was started with the move", t.name(),
+				strings.Join(selfHosted, " and "))
+		}
+		return t.release, owned
+	}
+	if len(selfHosted) == 0 {
+		return nil, nil
+	}
 	t.env.Printf("[cleanup] creating the throw-away kind cluster %s for the move back of %s now, while the deletions before it run",
 		t.name(), strings.Join(selfHosted, " and "))
 	t.start(ctx)
-	return t.release
+	return t.release, owned
+}
+
+// teardownAtMove says whether the move stage starts the move-back's
+// throw-away kind cluster as the move begins: the run cleans up (not
+// SKIP_CLEANUP, not make verify), moves its own management cluster back
+// (cleanup.selfHosted: moveBack), and reaches no stage after the move that
+// makes anything, so the move-back will be cleanup's first deletion and
+// nothing else would run beside the kind create and clusterctl init (about
+// 55 s of the 118 s move-back measured with make e2e FOCUS=move on 2 cores,
+// 2026-11-28). With a workload cluster, cleanup's prepare already hides
+// them behind its delete, and a cluster started at the move would idle
+// beside every later stage.
+func teardownAtMove(env *Env) bool {
+	ss, known := reachedStages(env)
+	return teardownAtMoveOf(env, ss, known)
+}
+
+// teardownAtMoveOf is teardownAtMove for the stages ss the run reaches
+// (known: reachedStages).
+func teardownAtMoveOf(env *Env, ss []Stage, known bool) bool {
+	if env.Config == nil || env.State == nil || env.SkipCleanup || env.External || env.Config.RemovesSelfHostedContainers() {
+		return false
+	}
+	moved := false
+	for _, s := range ss {
+		if moved && len(s.Kinds) > 0 {
+			return false
+		}
+		moved = moved || s.Name == "move" // not Move.Name: Move's spec calls this, an initialization cycle
+	}
+	return known && moved
+}
+
+// startTeardownAtMove starts the throw-away kind cluster when teardownAtMove
+// says so. Its context is the run's, not the stage's (which ends with the
+// stage's spec): it ends when the lease is lost, and the cleanup releases
+// the cluster even when the move fails.
+func startTeardownAtMove(env *Env) {
+	if !teardownAtMove(env) {
+		return
+	}
+	t := env.teardownCluster()
+	ctx, stop := env.stageContext(context.Background())
+	t.early, t.stopEarly = true, stop
+	env.Printf("[move] creating the throw-away kind cluster %s for cleanup's move-back now, beside the move: no stage after the move makes anything, so the move-back is cleanup's first deletion",
+		t.name())
+	t.start(cleanup.WithRun(ctx, env.State))
 }
 
 // start creates the cluster in the background, once.
@@ -208,6 +277,9 @@ func (t *teardownCluster) deleteCluster() {
 		return
 	}
 	<-t.done // a create interrupted by ctx returns promptly
+	if t.stopEarly != nil {
+		defer t.stopEarly()
+	}
 	name := t.name()
 	key := run.Resource{Kind: kind.ResourceKind, Name: name}.Key()
 	if r, ok := t.env.State.Resource(kind.ResourceKind, name); !ok || r.State == "deleted" {
@@ -222,6 +294,18 @@ func (t *teardownCluster) deleteCluster() {
 	}
 	t.env.Printf("[cleanup] throw-away kind cluster %s: %s in %s", name, how, time.Since(start).Round(100*time.Millisecond))
 	_ = t.env.State.MarkDeleted(key, how, time.Since(start))
+}
+
+// teardownCluster is the run's throw-away kind cluster for move-backs,
+// shared by the move stage and the cleanup.
+func (e *Env) teardownCluster() *teardownCluster {
+	timeout := e.Interval(ScopeCleanup, "delete-cluster").Timeout
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.teardown == nil {
+		e.teardown = &teardownCluster{env: e, deleteTimeout: timeout}
+	}
+	return e.teardown
 }
 
 // teardownKindName is the throw-away bootstrap cluster's name, within kind's

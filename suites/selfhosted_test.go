@@ -102,7 +102,7 @@ func TestCleanupStageSelfHostedRemovesTheStagesClusterByID(t *testing.T) {
 	stage := run.Resource{Kind: clusters.ResourceKind, Role: suites.RoleManagement, Cluster: "provider-upgrade", Namespace: "provider-upgrade",
 		Name: "pu", Kubeconfig: "/nonexistent/pu", Attributes: map[string]string{clusters.AttrManagedBy: "/nonexistent/pu",
 			clusters.AttrSelfHosted: "true", node.AttrContainers: "pu-cp=id-pu"}}
-	if release := o.PrepareSelfHosted(t.Context(), []run.Resource{stage}); release != nil {
+	if release, _ := o.PrepareSelfHosted(t.Context(), []run.Resource{stage}); release != nil {
 		release()
 		t.Error("prepare started a throw-away kind cluster for a cluster whose containers are removed")
 	}
@@ -116,5 +116,36 @@ func TestCleanupStageSelfHostedRemovesTheStagesClusterByID(t *testing.T) {
 	}
 	if got := strings.Join(fake.DeleteContainerCalls(), ","); got != "id-pu" {
 		t.Errorf("deleted %q, want id-pu", got)
+	}
+}
+
+// The move stage starts the move-back's throw-away kind cluster only when
+// the move-back will be cleanup's first deletion: the run moves its own
+// management cluster back and reaches no stage after the move that makes
+// anything (make e2e FOCUS=move). Anything else keeps cleanup's own prepare.
+func TestTeardownStartsAtTheMoveOnlyWhenTheMoveBackIsCleanupsFirstDeletion(t *testing.T) {
+	moveBack := localEnv(t, "../config/cleanup-moveback.overrides.yaml")
+	throughMove := []string{"bootstrap", "management", "move"}
+	for _, c := range []struct {
+		name   string
+		env    *suites.Env
+		known  bool
+		stages []string
+		want   bool
+	}{
+		{"FOCUS=move, moveBack", moveBack, true, throughMove, true},
+		{"a FOCUS regex: the stages are not known", moveBack, false, throughMove, false},
+		{"the workload cluster is deleted first", moveBack, true, append(throughMove, "workload", "health"), false},
+		{"a day-two stage makes its own cluster", moveBack, true, append(throughMove, "upgrade"), false},
+		{"the move not reached", moveBack, true, []string{"bootstrap", "management"}, false},
+		{"cleanup.selfHosted removeContainers (the local default)", localEnv(t), true, throughMove, false},
+	} {
+		if got := suites.TeardownAtMove(c.env, c.known, c.stages...); got != c.want {
+			t.Errorf("%s: teardown at the move = %v, want %v", c.name, got, c.want)
+		}
+	}
+	moveBack.SkipCleanup = true
+	if suites.TeardownAtMove(moveBack, true, throughMove...) {
+		t.Error("SKIP_CLEANUP=1: teardown at the move, but nothing will be moved back")
 	}
 }

@@ -52,19 +52,13 @@ func SuiteSetup(ctx context.Context, env *Env) error {
 // of them on a full run. With a FOCUS regex the selection is not known by
 // stage, and the stages check their input when they start.
 func stagePreflights(ctx context.Context, env *Env) error {
-	if env.Registry == nil || env.External {
+	if env.External {
 		return nil
 	}
-	filter := GinkgoLabelFilter()
-	if sc, _ := GinkgoConfiguration(); len(sc.FocusStrings) > 0 || len(sc.SkipStrings) > 0 {
-		return nil
-	}
+	ss, _ := reachedStages(env)
 	var errs []error
-	for _, s := range env.Registry.stages {
+	for _, s := range ss {
 		if s.Preflight == nil {
-			continue
-		}
-		if filter != "" && !Label(env.Registry.Labels(s.Name)...).MatchesLabelFilter(filter) {
 			continue
 		}
 		if err := s.Preflight(ctx, env); err != nil {
@@ -72,6 +66,26 @@ func stagePreflights(ctx context.Context, env *Env) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// reachedStages are the stages this run will reach, in run order: those
+// Ginkgo's label filter (make e2e FOCUS=<stages>) selects, or all of them on
+// a full run. known is false, and ss empty, when that is not known by
+// stage: with a FOCUS or SKIP regex on spec names, or without a registry.
+func reachedStages(env *Env) (ss []Stage, known bool) {
+	if env.Registry == nil {
+		return nil, false
+	}
+	if sc, _ := GinkgoConfiguration(); len(sc.FocusStrings) > 0 || len(sc.SkipStrings) > 0 {
+		return nil, false
+	}
+	filter := GinkgoLabelFilter()
+	for _, s := range env.Registry.stages {
+		if filter == "" || Label(env.Registry.Labels(s.Name)...).MatchesLabelFilter(filter) {
+			ss = append(ss, s)
+		}
+	}
+	return ss, true
 }
 
 // SuiteTeardown collects artifacts while everything still exists, then deletes

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,7 +59,11 @@ type Input struct {
 	// moved back into, created while the workload cluster is deleted). The
 	// func it returns is called after the last deletion, also on failure or
 	// interruption, to remove what was prepared and not used; it may be nil.
-	Prepare  func(ctx context.Context, live []run.Resource) (release func())
+	// owned lists (by Key) the live resources the preparation made before
+	// cleanup started (the throw-away kind cluster a stage started early):
+	// release deletes them once the deletion that needs them is done, so
+	// Run leaves them out of its order.
+	Prepare  func(ctx context.Context, live []run.Resource) (release func(), owned []string)
 	Progress io.Writer
 	Prefix   string
 }
@@ -114,9 +119,11 @@ func Run(ctx context.Context, in Input) (*Report, error) {
 	p := wait.Printer{W: in.Progress, Prefix: in.Prefix}
 	live := in.State.Live()
 	if in.Prepare != nil {
-		if release := in.Prepare(ctx, live); release != nil {
+		release, owned := in.Prepare(ctx, live)
+		if release != nil {
 			defer release()
 		}
+		live = slices.DeleteFunc(live, func(r run.Resource) bool { return slices.Contains(owned, r.Key()) })
 	}
 	outcomes := make([]outcome, len(live))
 	grouped := make([]bool, len(live))

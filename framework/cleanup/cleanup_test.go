@@ -165,13 +165,13 @@ func TestRunPreparesBeforeTheFirstDeletionAndReleasesAfterTheLast(t *testing.T) 
 		events = append(events, "delete "+r.Name)
 		return "gone", nil
 	}
-	prepare := func(ctx context.Context, live []run.Resource) func() {
+	prepare := func(ctx context.Context, live []run.Resource) (func(), []string) {
 		var names []string
 		for _, r := range live {
 			names = append(names, r.Name)
 		}
 		events = append(events, "prepare "+strings.Join(names, ","))
-		return func() { events = append(events, "release") }
+		return func() { events = append(events, "release") }, nil
 	}
 	if _, err := Run(t.Context(), Input{State: st, Deleters: map[string]Deleter{"a": del}, Prepare: prepare}); err != nil {
 		t.Fatal(err)
@@ -190,6 +190,35 @@ func TestRunPreparesBeforeTheFirstDeletionAndReleasesAfterTheLast(t *testing.T) 
 	}
 	if got := strings.Join(events, "; "); got != "prepare x; release" {
 		t.Fatalf("events after an interruption: %s", got)
+	}
+
+	// What the preparation made before cleanup (a throw-away kind cluster a
+	// stage started early, newest in the state) is left to its release,
+	// which the deletion before it still needs: Run neither deletes it
+	// first nor reports it, and the rest goes in Run's order.
+	events = nil
+	st = newState(t, run.Resource{Kind: "kind", Name: "boot", State: "ready"}, run.Resource{Kind: "a", Name: "mgmt", State: "ready"},
+		run.Resource{Kind: "kind", Name: "teardown", State: "ready"})
+	teardown := run.Resource{Kind: "kind", Name: "teardown"}.Key()
+	owns := func(ctx context.Context, live []run.Resource) (func(), []string) {
+		return func() {
+			events = append(events, "release")
+			_ = st.MarkDeleted(teardown, "released", time.Second)
+		}, []string{teardown}
+	}
+	rep, err := Run(t.Context(), Input{State: st, Deleters: map[string]Deleter{"a": del, "kind": del}, Prepare: owns,
+		Independent: func(r run.Resource) bool { return r.Kind == "kind" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(events, "; "); got != "delete mgmt; delete boot; release" {
+		t.Fatalf("events with an owned resource: %s", got)
+	}
+	if len(rep.Deleted) != 2 || strings.Contains(strings.Join(rep.Deleted, ";"), "teardown") {
+		t.Errorf("report lists %v, want mgmt and boot only", rep.Deleted)
+	}
+	if r, _ := st.Resource("kind", "teardown"); r.State != "deleted" {
+		t.Errorf("teardown not deleted by the release: %+v", r)
 	}
 }
 
