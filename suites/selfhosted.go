@@ -213,6 +213,13 @@ func teardownAtMoveOf(env *Env, ss []Stage, known bool) bool {
 	if env.Config == nil || env.State == nil || env.SkipCleanup || env.External || env.Config.RemovesSelfHostedContainers() {
 		return false
 	}
+	return known && NothingMadeAfterMove(ss)
+}
+
+// NothingMadeAfterMove says the stages ss (in run order) reach the move and
+// none after it records a resource: a move-back would be cleanup's first
+// deletion (harness plan says so too).
+func NothingMadeAfterMove(ss []Stage) bool {
 	moved := false
 	for _, s := range ss {
 		if moved && len(s.Kinds) > 0 {
@@ -220,7 +227,7 @@ func teardownAtMoveOf(env *Env, ss []Stage, known bool) bool {
 		}
 		moved = moved || s.Name == "move" // not Move.Name: Move's spec calls this, an initialization cycle
 	}
-	return known && moved
+	return moved
 }
 
 // startTeardownAtMove starts the throw-away kind cluster when teardownAtMove

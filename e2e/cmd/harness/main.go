@@ -195,6 +195,15 @@ func plan(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "overlap: %s leaves its last checks running; %s\n", name, where)
 		}
 	}
+	var selected []suites.Stage
+	for _, name := range closure {
+		s, _ := reg.Stage(name)
+		selected = append(selected, s)
+	}
+	if suites.NothingMadeAfterMove(selected) {
+		fmt.Fprintln(stdout, "overlap: under cleanup.selfHosted moveBack, cleanup's throw-away kind cluster is made beside the move "+
+			"(nothing after it makes anything, so the move-back is cleanup's first deletion); none with SKIP_CLEANUP=1")
+	}
 	if *verbose {
 		for _, name := range closure {
 			d, _ := reg.Get(name)

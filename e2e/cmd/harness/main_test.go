@@ -40,8 +40,10 @@ func TestValidateReportsEveryProblemAndExits2(t *testing.T) {
 
 func TestPlan(t *testing.T) {
 	var out, errOut bytes.Buffer
+	teardown := "overlap: under cleanup.selfHosted moveBack, cleanup's throw-away kind cluster is made beside the move " +
+		"(nothing after it makes anything, so the move-back is cleanup's first deletion); none with SKIP_CLEANUP=1\n"
 	if code := run([]string{"plan", "-stages", "move"}, &out, &errOut); code != 0 || out.String() != "stages: bootstrap -> management -> move\n"+
-		"overlap: move leaves its last checks running; joined right after it: no stage runs beside it in this selection\n" {
+		"overlap: move leaves its last checks running; joined right after it: no stage runs beside it in this selection\n"+teardown {
 		t.Fatalf("plan move: %d %q %q", code, out.String(), errOut.String())
 	}
 	// A plain make e2e plans day one; QUALIFY=1 and a named day-two stage add it.
@@ -60,8 +62,9 @@ func TestPlan(t *testing.T) {
 	}
 	out.Reset()
 	if code := run([]string{"plan", "-stages", "workload"}, &out, &errOut); code != 0 ||
-		!strings.Contains(out.String(), "overlap: move leaves its last checks running; runs beside workload and is joined after it") {
-		t.Fatalf("plan workload: %d %q %q", code, out.String(), errOut.String())
+		!strings.Contains(out.String(), "overlap: move leaves its last checks running; runs beside workload and is joined after it") ||
+		strings.Contains(out.String(), teardown) {
+		t.Fatalf("plan workload (the workload cluster is deleted before the move-back, beside its kind cluster): %d %q %q", code, out.String(), errOut.String())
 	}
 	// management-upgrade's tail runs beside every selected stage up to
 	// remediate, after which it is joined, whether remediate is selected or not.
