@@ -172,16 +172,14 @@ func (t *teardownCluster) prepare(ctx context.Context, live []run.Resource) (fun
 		}
 	}
 	t.pending.Store(int32(len(selfHosted)))
-	var owned []string
 	if t.early {
 		// Deleted as cleanup's run: RunOf's end is cleanup's, not the move's.
 		t.runCtx = context.WithoutCancel(ctx)
-		owned = append(owned, run.Resource{Kind: kind.ResourceKind, Name: t.name()}.Key())
 		if len(selfHosted) > 0 {
 			t.env.Printf("[cleanup] the throw-away kind cluster %s for the move back of %s was started with the move", t.name(),
 				strings.Join(selfHosted, " and "))
 		}
-		return t.release, owned
+		return t.release, []string{run.Resource{Kind: kind.ResourceKind, Name: t.name()}.Key()}
 	}
 	if len(selfHosted) == 0 {
 		return nil, nil
@@ -189,7 +187,7 @@ func (t *teardownCluster) prepare(ctx context.Context, live []run.Resource) (fun
 	t.env.Printf("[cleanup] creating the throw-away kind cluster %s for the move back of %s now, while the deletions before it run",
 		t.name(), strings.Join(selfHosted, " and "))
 	t.start(ctx)
-	return t.release, owned
+	return t.release, nil
 }
 
 // teardownAtMove says whether the move stage starts the move-back's
