@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,7 +54,10 @@ func watchMachines(ctx context.Context, env *Env, stage string, c, holder *Clust
 	}
 	var pre *node.Preload
 	if c.DockerNodes() {
-		if imgs := append(images(env.Config, c.Role), mw.Images...); len(imgs) > 0 {
+		// mw.Images first: a new node of an upgrade is not Ready without
+		// them (kube-proxy of both versions), and the preload imports in
+		// order, a dozen management images taking a minute or more.
+		if imgs := append(slices.Clone(mw.Images), images(env.Config, c.Role)...); len(imgs) > 0 {
 			load := env.Interval(stage, "load-images")
 			pre = node.StartPreload(ctx, node.LoadImagesInput{ClusterName: c.Name, Images: imgs, Timeout: load.Timeout,
 				Progress: env.Out, Prefix: "[" + stage + "]"}, load.Poll)

@@ -7,14 +7,22 @@ var (
 	ClusterInput = clusterInput
 	// TeardownAtMove is teardownAtMoveOf for the registry's stages named.
 	TeardownAtMove = func(env *Env, known bool, names ...string) bool {
-		var ss []Stage
-		for _, n := range names {
-			s, ok := env.Registry.Stage(n)
-			if !ok {
-				panic("no stage " + n)
-			}
-			ss = append(ss, s)
-		}
-		return teardownAtMoveOf(env, ss, known)
+		return teardownAtMoveOf(env, stagesNamed(env, names), known)
+	}
+	// MadeBeforeUpgrade is madeBeforeUpgrade for the registry's stages named.
+	MadeBeforeUpgrade = func(env *Env, id string, known bool, names ...string) error {
+		return madeBeforeUpgrade(env, id, stagesNamed(env, names), known)
 	}
 )
+
+func stagesNamed(env *Env, names []string) []Stage {
+	var ss []Stage
+	for _, n := range names {
+		s, ok := env.Registry.Stage(n)
+		if !ok {
+			panic("no stage " + n)
+		}
+		ss = append(ss, s)
+	}
+	return ss
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
@@ -22,8 +23,9 @@ import (
 // Upgrade is the Kubernetes upgrade as `tanzu cluster upgrade` and Cluster
 // API's ClusterUpgradeConformanceSpec do it: its own workload cluster
 // (clusters.upgrade, ID upgrade) is made by the management cluster at the
-// previous release, its topology version is bumped to the release under
-// test, every Machine is replaced (control plane first, one at a time)
+// previous release, or a workload cluster the workload stage made at it
+// (upgrade.cluster) is taken; its topology version is bumped to the release
+// under test, every Machine is replaced (control plane first, one at a time)
 // while the API server and a Service are probed from outside, and health,
 // smoke, placement and packages run again on the upgraded cluster.
 var Upgrade = Stage{
@@ -40,9 +42,11 @@ var Upgrade = Stage{
 				Rollout: e.Interval("upgrade", "wait-rollout"), Probe: e.Interval("upgrade", "probe"),
 				ProbeAnswer: e.Interval("upgrade", "probe-answer"), Recheck: recheckInput(e, "upgrade")}
 			in.APIBound, in.ServiceBound = e.Config.Upgrade.OutageBounds()
-			if e.Config.Clusters.Upgrade != nil {
-				c := clusterInput(e, "upgrade", config.IDUpgrade, RoleManagement, false)
-				in.Create = &c
+			id, _, made := e.Config.UpgradeTarget()
+			in.ID, in.Management = id, e.Cluster(RoleManagement)
+			if made {
+				c := clusterInput(e, "upgrade", id, RoleManagement, false)
+				in.Create, in.Management = &c, c.Holder
 			}
 			return in
 		})
@@ -52,8 +56,13 @@ var Upgrade = Stage{
 // UpgradeSpecInput is the input of UpgradeSpec.
 type UpgradeSpecInput struct {
 	Env *Env
-	// Create makes the cluster to upgrade, at the previous release.
+	// ID is the cluster to upgrade (config.UpgradeTarget).
+	ID string
+	// Create makes it, at the previous release; nil when the workload
+	// stage made it (upgrade.cluster).
 	Create *ClusterSpecInput
+	// Management is the cluster whose Cluster API manages it.
+	Management *Cluster
 	// To is the version the cluster is upgraded to.
 	To string
 	// APIBound and ServiceBound fail the stage when the API server or the
@@ -69,8 +78,8 @@ type UpgradeSpecInput struct {
 func (in UpgradeSpecInput) StageOf() (*Env, string) { return in.Env, "upgrade" }
 
 func (in UpgradeSpecInput) Validate() error {
-	return InputErrors(in.Env, Unless(in.Create != nil, "no clusters.upgrade in the profile: the upgrade stage needs a cluster to create at the previous release "+
-		"(config/local.yaml has one; e.g. clusters.upgrade: {name: tkg-e2e-upg, kubernetesVersion: v1.32.5})"),
+	return InputErrors(in.Env, Unless(in.ID != "", "no clusters.upgrade and no upgrade.cluster in the profile: the upgrade stage needs a cluster to create at the previous release "+
+		"(config/local.yaml has one; e.g. clusters.upgrade: {name: tkg-e2e-upg, kubernetesVersion: v1.32.5}) or a workload cluster of the run made at it (upgrade.cluster: workload-2)"),
 		Unless(in.To != "", "upgrade.kubernetesVersion is empty: set the version to upgrade to"),
 		Unless(in.Rollout.Timeout > 0 && in.Probe.Poll > 0 && in.ProbeAnswer.Timeout > 0,
 			"intervals upgrade/wait-rollout, upgrade/probe (with a poll) and upgrade/probe-answer are required"))
@@ -85,23 +94,32 @@ func UpgradeSpec(_ context.Context, inputGetter func() UpgradeSpecInput) {
 			return StageFuncs{Run: func(ctx context.Context) error { return runUpgrade(ctx, input) },
 				// A kept run's upgraded cluster is checked again by the stages
 				// after it, at the version its state records.
-				Reattach: func(ctx context.Context) error { return attachCluster(ctx, input.Env, config.IDUpgrade) }}
+				Reattach: func(ctx context.Context) error { return attachCluster(ctx, input.Env, input.ID) }}
 		})
 }
 
 func runUpgrade(ctx context.Context, in UpgradeSpecInput) error {
 	env := in.Env
-	steps, err := createCluster(ctx, env, *in.Create)
-	StepEntries(env, "upgrade", steps)
-	if err != nil {
-		return err
+	if in.Create != nil {
+		steps, err := createCluster(ctx, env, *in.Create)
+		StepEntries(env, "upgrade", steps)
+		if err != nil {
+			return err
+		}
 	}
-	c := env.Cluster(config.IDUpgrade)
+	c := env.Cluster(in.ID)
 	if c == nil {
-		return ErrNoCluster(config.IDUpgrade)
+		return ErrNoCluster(in.ID)
 	}
-	from := in.Create.Cluster.KubernetesVersion
-	mgmt, err := in.Create.Holder.Connect()
+	if in.Management == nil {
+		return ErrNoCluster(RoleManagement)
+	}
+	// A kept run's cluster may be upgraded already: its state says so.
+	from := env.KubernetesVersionNow(c)
+	if newer, err := config.NewerVersion(in.To, from); err != nil || !newer {
+		return fmt.Errorf("the %s cluster %s is at %s already (state.json): nothing to upgrade to %s; a resumed run upgrades a cluster once", in.ID, c.Name, from, in.To)
+	}
+	mgmt, err := in.Management.Connect()
 	if err != nil {
 		return err
 	}
@@ -137,7 +155,7 @@ func runUpgrade(ctx context.Context, in UpgradeSpecInput) error {
 		env.Printf("[upgrade] %s: topology version %s -> %s", c.Name, from, in.To)
 		return nil
 	}
-	tl, err := watchMachines(ctx, env, "upgrade", c, in.Create.Holder, machineWatch{Want: rollout.Want{Version: in.To}, Change: change,
+	tl, err := watchMachines(ctx, env, "upgrade", c, in.Management, machineWatch{Want: rollout.Want{Version: in.To}, Change: change,
 		Interval: in.Rollout, What: fmt.Sprintf("every Machine of %s/%s replaced at %s", c.Namespace, c.Name, in.To),
 		Images: kubeProxyImages(from, in.To)})
 	results := make([]probe.Result, len(probes))
@@ -194,18 +212,42 @@ func setTopologyVersion(ctx context.Context, c client.Client, ns, name, version 
 }
 
 // upgradePreflight finds what the upgrade needs before the first cluster:
-// the node images of both versions on this Docker host (CAPD's nodes are
-// containers of kindest/node:<version>).
+// a cluster to upgrade (one upgrade.cluster names is the workload stage's:
+// that stage runs, or a kept run has it), and the node images of both
+// versions on this Docker host (CAPD's nodes are containers of
+// kindest/node:<version>).
 func upgradePreflight(ctx context.Context, e *Env) error {
-	u := e.Config.Clusters.Upgrade
+	id, u, made := e.Config.UpgradeTarget()
 	if u == nil {
-		return fmt.Errorf("upgrade: the profile has no clusters.upgrade, the cluster the stage creates at the previous release and upgrades: " +
+		return fmt.Errorf("upgrade: the profile has no clusters.upgrade, the cluster the stage creates at the previous release and upgrades, and no upgrade.cluster: " +
 			"add one (config/local.yaml has an example: name, kubernetesVersion, topologyVariables) and upgrade.kubernetesVersion")
+	}
+	if !made {
+		ss, known := reachedStages(e)
+		if err := madeBeforeUpgrade(e, id, ss, known); err != nil {
+			return err
+		}
 	}
 	if !e.Config.Infrastructure().NodesAreContainers() {
 		return nil
 	}
 	return nodeImagesPresent(ctx, "upgrade", u.KubernetesVersion, e.Config.Upgrade.KubernetesVersion)
+}
+
+// madeBeforeUpgrade: the workload cluster upgrade.cluster names exists
+// when the upgrade starts, because the kept run being resumed has it or
+// the workload stage runs first. make e2e FOCUS=upgrade alone would
+// otherwise fail after the management cluster was made.
+func madeBeforeUpgrade(e *Env, id string, ss []Stage, known bool) error {
+	if r, ok := e.State.Resource(clusters.ResourceKind, id); ok && r.State != "deleted" {
+		return nil
+	}
+	if !known || slices.ContainsFunc(ss, func(s Stage) bool { return s.Name == Workload.Name }) {
+		return nil
+	}
+	return fmt.Errorf("upgrade: upgrade.cluster is %s (%s), which the workload stage makes, and this run does not reach it: "+
+		"add workload to FOCUS (make e2e FOCUS='workload upgrade'), resume a kept run that has it (RESUME=1), or remove upgrade.cluster to let the upgrade make clusters.upgrade",
+		id, config.ClusterKey(id))
 }
 
 // nodeImagesPresent finds a missing CAPD node image of an upgrade's

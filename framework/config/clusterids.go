@@ -22,7 +22,7 @@ const (
 // ClusterIDs lists the run's Cluster API clusters, management first.
 func (c *Config) ClusterIDs() []string {
 	ids := append([]string{idManagement}, c.WorkloadIDs()...)
-	if c.Clusters.Upgrade != nil {
+	if _, _, made := c.UpgradeTarget(); made {
 		ids = append(ids, IDUpgrade)
 	}
 	if c.Clusters.ProviderUpgrade != nil {

@@ -308,6 +308,12 @@ type Upgrade struct {
 	// KubernetesVersion is the version clusters.upgrade is upgraded to (the
 	// release under test); it must be newer than the cluster's.
 	KubernetesVersion string `yaml:"kubernetesVersion"`
+	// Cluster, when set, is the ID of a workload cluster the workload stage
+	// makes (workload, workload-2, ...) that the upgrade stage upgrades
+	// instead of making clusters.upgrade: one cluster fewer to make, keep
+	// running and delete, and the one upgraded has passed every day-one
+	// check at its older version (its entry's kubernetesVersion).
+	Cluster string `yaml:"cluster"`
 	// APIOutageBound and ServiceOutageBound bound the total time the API
 	// server's /readyz and the probe Service did not answer from outside
 	// the cluster while it rolled (e.g. 10s, 5s).

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -19,12 +21,18 @@ func (c *Config) validateUpgrade(add func(key, msg, fix string)) {
 			checkPositiveDuration(add, key, v, "10s")
 		}
 	}
-	from := c.Clusters.Upgrade
+	if u.Cluster != "" && !slices.Contains(c.WorkloadIDs(), u.Cluster) {
+		add("upgrade.cluster", fmt.Sprintf("%q is not a workload cluster of this profile (its workload clusters: %s)", u.Cluster, strings.Join(c.WorkloadIDs(), ", ")),
+			"name one the workload stage makes (workload-2 is clusters.workloads[0]), or remove upgrade.cluster to let the upgrade stage make clusters.upgrade")
+		return
+	}
+	id, from, _ := c.UpgradeTarget()
 	if from == nil {
 		return
 	}
+	key := ClusterKey(id)
 	if u.KubernetesVersion == "" {
-		add("upgrade.kubernetesVersion", "clusters.upgrade is set but not the version to upgrade it to",
+		add("upgrade.kubernetesVersion", key+" is the upgrade's cluster but there is no version to upgrade it to",
 			"set upgrade.kubernetesVersion to the release under test, e.g. v1.33.1")
 		return
 	}
@@ -33,9 +41,9 @@ func (c *Config) validateUpgrade(add func(key, msg, fix string)) {
 		return
 	}
 	if newer, err := NewerVersion(u.KubernetesVersion, from.KubernetesVersion); err == nil && !newer {
-		add("upgrade.kubernetesVersion", fmt.Sprintf("%s is not newer than clusters.upgrade.kubernetesVersion %s: nothing would be upgraded",
-			u.KubernetesVersion, from.KubernetesVersion),
-			"create clusters.upgrade at the previous release (e.g. v1.32.5) and upgrade it to the release under test")
+		add("upgrade.kubernetesVersion", fmt.Sprintf("%s is not newer than %s.kubernetesVersion %s: nothing would be upgraded",
+			u.KubernetesVersion, key, from.KubernetesVersion),
+			"create "+key+" at the previous release (e.g. v1.32.5) and upgrade it to the release under test")
 	}
 	if c.UsesCAPV() {
 		if _, ok := c.TemplateFor(u.KubernetesVersion); !ok {
@@ -43,6 +51,21 @@ func (c *Config) validateUpgrade(add func(key, msg, fix string)) {
 				"add the node OVA of that version to ova.images")
 		}
 	}
+}
+
+// UpgradeTarget is the cluster the upgrade stage upgrades: the workload
+// cluster upgrade.cluster names (made by the workload stage), else
+// clusters.upgrade, which the stage makes itself (made). id is empty when
+// the profile has neither; cl is nil when upgrade.cluster names no cluster
+// of the profile (validate says so).
+func (c *Config) UpgradeTarget() (id string, cl *WorkloadCluster, made bool) {
+	if c.Upgrade.Cluster != "" {
+		return c.Upgrade.Cluster, c.cluster(c.Upgrade.Cluster), false
+	}
+	if c.Clusters.Upgrade != nil {
+		return IDUpgrade, c.Clusters.Upgrade, true
+	}
+	return "", nil, false
 }
 
 // NewerVersion reports whether Kubernetes version a is newer than b
