@@ -150,8 +150,10 @@ func (p *Preload) run(ctx context.Context) {
 func (p *Preload) preloadNode(ctx context.Context, node string, images []string) {
 	if _, listed := p.had[node]; !listed {
 		// Not listed yet (containerd not up): import, which fails the same way.
+		// crictl may answer only after an import went in (the CRI comes up
+		// after containerd): what the preload imported is not what it had.
 		if tags, err := nodeImageIDs(kindNode{ctx: ctx, name: node}); err == nil {
-			p.had[node] = presentOn(tags, images, p.ids)
+			p.had[node] = presentOn(tags, slices.DeleteFunc(slices.Clone(images), func(im string) bool { return slices.Contains(p.imported[node], im) }), p.ids)
 		}
 	}
 	for _, im := range images {
