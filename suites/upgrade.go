@@ -116,7 +116,9 @@ func runUpgrade(ctx context.Context, in UpgradeSpecInput) error {
 	}
 	// A kept run's cluster may be upgraded already: its state says so.
 	from := env.KubernetesVersionNow(c)
-	if newer, err := config.NewerVersion(in.To, from); err != nil || !newer {
+	if newer, err := config.NewerVersion(in.To, from); err != nil {
+		return fmt.Errorf("the %s cluster %s: %w", in.ID, c.Name, err)
+	} else if !newer {
 		return fmt.Errorf("the %s cluster %s is at %s already (state.json): nothing to upgrade to %s; a resumed run upgrades a cluster once", in.ID, c.Name, from, in.To)
 	}
 	mgmt, err := in.Management.Connect()
