@@ -16,13 +16,9 @@ var (
 )
 
 func stagesNamed(env *Env, names []string) []Stage {
-	var ss []Stage
-	for _, n := range names {
-		s, ok := env.Registry.Stage(n)
-		if !ok {
-			panic("no stage " + n)
-		}
-		ss = append(ss, s)
+	ss, err := env.Registry.StagesNamed(names...)
+	if err != nil {
+		panic(err)
 	}
 	return ss
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/tkg-e2e/harness/framework/assert"
@@ -240,6 +241,19 @@ func (r *Registry) Stage(name string) (Stage, bool) {
 		return r.stages[i], true
 	}
 	return Stage{}, false
+}
+
+// StagesNamed returns the stages of those names, in the order given.
+func (r *Registry) StagesNamed(names ...string) ([]Stage, error) {
+	ss := make([]Stage, 0, len(names))
+	for _, n := range names {
+		s, ok := r.Stage(n)
+		if !ok {
+			return nil, fmt.Errorf("no stage %q in the registry (stages: %s)", n, strings.Join(r.Names(), ", "))
+		}
+		ss = append(ss, s)
+	}
+	return ss, nil
 }
 
 // Cleanup joins every stage's deleters and leak checks into cleanup's input.

@@ -249,3 +249,15 @@ func TestAProvisionerLeftOutIsNamedInTheIntervalProblem(t *testing.T) {
 		t.Errorf("config/local.yaml with every provisioner: %v", err)
 	}
 }
+
+// StagesNamed gives the stages in the order asked (harness plan's closure
+// order) and names an unknown one with the registry's stages.
+func TestStagesNamedKeepsTheOrderAndNamesAnUnknownStage(t *testing.T) {
+	ss, err := lifecycle.Registry.StagesNamed("move", "bootstrap")
+	if err != nil || len(ss) != 2 || ss[0].Name != "move" || ss[1].Name != "bootstrap" {
+		t.Fatalf("StagesNamed(move, bootstrap) = %v, %v", ss, err)
+	}
+	if _, err := lifecycle.Registry.StagesNamed("bootstrap", "mvoe"); err == nil || !strings.Contains(err.Error(), `no stage "mvoe" in the registry (stages: ova, bootstrap,`) {
+		t.Errorf("an unknown stage: %v", err)
+	}
+}

@@ -46,7 +46,7 @@ var Upgrade = Stage{
 			in.ID, in.Management = id, e.Cluster(RoleManagement)
 			if made {
 				c := clusterInput(e, "upgrade", id, RoleManagement, false)
-				in.Create, in.Management = &c, c.Holder
+				in.Create = &c
 			}
 			return in
 		})

@@ -195,10 +195,10 @@ func plan(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "overlap: %s leaves its last checks running; %s\n", name, where)
 		}
 	}
-	var selected []suites.Stage
-	for _, name := range closure {
-		s, _ := reg.Stage(name)
-		selected = append(selected, s)
+	selected, err := reg.StagesNamed(closure...)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
 	}
 	if suites.NothingMadeAfterMove(selected) {
 		fmt.Fprintln(stdout, "overlap: under cleanup.selfHosted moveBack, cleanup's throw-away kind cluster is made beside the move "+
