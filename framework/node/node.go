@@ -34,6 +34,9 @@ const RoleLabel = "io.x-k8s.kind.role"
 // which is not a node: nothing is exec'd in it and no image goes into it.
 const RoleLoadBalancer = "external-load-balancer"
 
+// RoleControlPlane is the RoleLabel value of a control-plane node.
+const RoleControlPlane = "control-plane"
+
 // SharedNetwork is the docker network kind and CAPD share across clusters; it
 // is never deleted by the harness and never a leak.
 const SharedNetwork = "kind"
@@ -126,6 +129,23 @@ func ClusterNodes(ctx context.Context, clusterName string) (nodes, lbs []Contain
 		}
 	}
 	return nodes, lbs, nil
+}
+
+// controlPlaneNodes are the names of a cluster's control-plane node
+// containers (RoleLabel control-plane).
+func controlPlaneNodes(ctx context.Context, clusterName string) (map[string]bool, error) {
+	f := container.FilterBuilder{}
+	f.AddKeyNameValue("label", ClusterLabel, clusterName)
+	f.AddKeyNameValue("label", RoleLabel, RoleControlPlane)
+	cs, err := list(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, c := range cs {
+		out[c.Name] = true
+	}
+	return out, nil
 }
 
 // RemoveContainers force-removes containers with their anonymous volumes.

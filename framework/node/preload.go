@@ -37,6 +37,9 @@ type Preload struct {
 	had      map[string][]string // node -> images it had already, by ID
 	archived map[string]string   // image -> saved archive
 	ids      map[string]string   // image -> its ID on this host
+	// existing are the nodes there when the preload first looked, nil
+	// until it has: a day-two change's old nodes, served after new ones.
+	existing map[string]bool
 }
 
 // StartPreload starts loading in.Images into the node containers of
@@ -121,14 +124,10 @@ func (p *Preload) run(ctx context.Context) {
 	t := time.NewTicker(p.poll)
 	defer t.Stop()
 	for {
-		nodes, _, err := ClusterNodes(ctx, p.in.ClusterName)
-		if err == nil {
-			for _, n := range nodes {
-				if p.stopped() || ctx.Err() != nil {
-					return
-				}
-				p.preloadNode(ctx, n.Name, images)
-			}
+		// One image at a time, looking at the nodes again after each: a
+		// worker that appears while the control plane is served goes next.
+		if p.importNext(ctx, images) {
+			continue
 		}
 		select {
 		case <-p.stop:
@@ -140,38 +139,102 @@ func (p *Preload) run(ctx context.Context) {
 	}
 }
 
-// preloadNode imports into one node the images it does not have yet; the
-// first failure (containerd not up yet, the container going away) ends this
-// round for the node, and the next round tries again. A node's images are
-// listed once, by ID as LoadImages does: the nodes of a cluster that
-// exists (a day-two rollout or scale watches every node of it) have them,
-// and importing them again kept the CPU busy and Finish waiting for the
-// import in flight (a scale's load-images step took 44.8 s, 2026-11-29).
-func (p *Preload) preloadNode(ctx context.Context, node string, images []string) {
-	if _, listed := p.had[node]; !listed {
-		// Not listed yet (containerd not up): import, which fails the same way.
-		// crictl may answer only after an import went in (the CRI comes up
-		// after containerd): what the preload imported is not what it had.
-		if tags, err := nodeImageIDs(kindNode{ctx: ctx, name: node}); err == nil {
-			p.had[node] = presentOn(tags, slices.DeleteFunc(slices.Clone(images), func(im string) bool { return slices.Contains(p.imported[node], im) }), p.ids)
+// importNext imports one image into the first node that lacks one and
+// takes it (preloadOrder); false when there was nothing it could import.
+func (p *Preload) importNext(ctx context.Context, images []string) bool {
+	nodes, _, err := ClusterNodes(ctx, p.in.ClusterName)
+	if err != nil {
+		return false
+	}
+	cps, err := controlPlaneNodes(ctx, p.in.ClusterName)
+	if err != nil {
+		return false
+	}
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = n.Name
+	}
+	if p.existing == nil {
+		p.existing = map[string]bool{}
+		for _, n := range names {
+			p.existing[n] = true
 		}
 	}
-	for _, im := range images {
-		if slices.Contains(p.imported[node], im) || slices.Contains(p.had[node], im) {
-			continue
-		}
+	for _, node := range preloadOrder(names, cps, p.existing) {
 		if p.stopped() || ctx.Err() != nil {
-			return
+			return false
+		}
+		p.list(ctx, node, images)
+		im, ok := nextMissing(images, p.imported[node], p.had[node])
+		if !ok {
+			continue
 		}
 		tar, err := p.archive(ctx, im)
 		if err != nil {
-			return
+			return false
 		}
+		// A node whose containerd is not up yet fails: the next node may take it.
 		if importArchive(ctx, node, tar) != nil {
-			return
+			continue
 		}
 		p.imported[node] = append(p.imported[node], im)
+		return true
 	}
+	return false
+}
+
+// list records once what a node has of the images, by ID as LoadImages
+// does: the nodes of a cluster that exists (a day-two rollout or scale
+// watches every node of it) have them, and importing them again kept the
+// CPU busy and Finish waiting for the import in flight (a scale's
+// load-images step took 44.8 s, 2026-11-29). Not listed yet (containerd not
+// up) means try again next time. crictl may answer only after an import
+// went in (the CRI comes up after containerd): what the preload imported is
+// not what it had.
+func (p *Preload) list(ctx context.Context, node string, images []string) {
+	if _, listed := p.had[node]; listed {
+		return
+	}
+	if tags, err := nodeImageIDs(kindNode{ctx: ctx, name: node}); err == nil {
+		p.had[node] = presentOn(tags, slices.DeleteFunc(slices.Clone(images), func(im string) bool { return slices.Contains(p.imported[node], im) }), p.ids)
+	}
+}
+
+// nextMissing is the first of the images a node has neither been given
+// nor had.
+func nextMissing(images, imported, had []string) (string, bool) {
+	for _, im := range images {
+		if !slices.Contains(imported, im) && !slices.Contains(had, im) {
+			return im, true
+		}
+	}
+	return "", false
+}
+
+// preloadOrder is the order nodes are served in: nodes made since the
+// preload started before those that were there (a day-two change waits on
+// its new nodes; the old ones run their pods already), and in each, workers
+// before control-plane nodes, in the order given. Workers first: the pods
+// the images are for (providers, cert-manager, packages) run on workers,
+// the control plane being tainted, and a CAPD worker appears only after the
+// control plane is initialized: served node by node, the control plane's
+// imports came first and the worker had 4 of 10 images when the management
+// cluster was Available, leaving a 16.4 s top-up before clusterctl init
+// (2026-11-29).
+func preloadOrder(nodes []string, controlPlanes, existing map[string]bool) []string {
+	rank := func(n string) int {
+		r := 0
+		if existing[n] {
+			r += 2
+		}
+		if controlPlanes[n] {
+			r++
+		}
+		return r
+	}
+	out := slices.Clone(nodes)
+	slices.SortStableFunc(out, func(a, b string) int { return rank(a) - rank(b) })
+	return out
 }
 
 // presentOn are the images a node's listing (tag -> ID) has with the
