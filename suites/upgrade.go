@@ -13,7 +13,6 @@ import (
 
 	"github.com/tkg-e2e/harness/framework/clusters"
 	"github.com/tkg-e2e/harness/framework/config"
-	"github.com/tkg-e2e/harness/framework/kube"
 	"github.com/tkg-e2e/harness/framework/node"
 	"github.com/tkg-e2e/harness/framework/probe"
 	"github.com/tkg-e2e/harness/framework/rollout"
@@ -36,9 +35,6 @@ var Upgrade = Stage{
 		Doc:       "a workload cluster at the previous release upgraded to the one under test: rollout order, API and Service outage, checks again"},
 	Cleanup:   capiClusterCleanup,
 	Preflight: upgradePreflight,
-	// The rollout and the checks after it run beside provider-upgrade:
-	// they touch only the cluster upgraded, and wait mostly on Cluster API.
-	JoinAfter: "provider-upgrade",
 	Spec: func(ctx context.Context, env func() *Env) {
 		UpgradeSpec(ctx, func() UpgradeSpecInput {
 			e := env()
@@ -133,28 +129,13 @@ func runUpgrade(ctx context.Context, in UpgradeSpecInput) error {
 	if err != nil {
 		return err
 	}
-	// What is left waits mostly on the cluster's rollout, and touches only
-	// the cluster upgraded: provider-upgrade (its own clusters, made by the
-	// same management cluster's controllers) runs beside it.
-	env.StartTail("upgrade", fmt.Sprintf("the rollout of %s to %s under the outage probes, and the checks again", c.Name, in.To),
-		func(ctx context.Context) (TailResult, error) {
-			return TailResult{}, upgradeRollout(ctx, in, c, mgmt, k, from)
-		})
-	return nil
-}
-
-// upgradeRollout bumps the cluster's version with the outage probes
-// running, watches every Machine replaced, checks the rollout and the
-// outages, and runs the checks again.
-func upgradeRollout(ctx context.Context, in UpgradeSpecInput, c *Cluster, mgmt, k *kube.Cluster, from string) error {
-	env := in.Env
 	start := time.Now()
 	svc, err := probe.DeployService(ctx, probe.ServiceInput{Clientset: k.Clientset, Image: env.Config.Smoke.Image, Wait: in.Probe,
 		Progress: wait.Printer{W: env.Out, Prefix: "[upgrade]"}})
 	if err != nil {
 		return fmt.Errorf("before the upgrade: %w", err)
 	}
-	stepEntries(ctx, env, "upgrade", []Step{{Name: "probe-service", Duration: time.Since(start)}})
+	StepEntries(env, "upgrade", []Step{{Name: "probe-service", Duration: time.Since(start)}})
 	probes := []*probe.Running{
 		probe.Start(ctx, probe.Probe{Name: "API server /readyz", Period: in.Probe.Poll, Timeout: in.ProbeAnswer.Timeout, Check: probe.Readyz(k.Clientset)}),
 		probe.Start(ctx, probe.Probe{Name: "Service " + probe.ServiceName + " (NodePort, from outside)", Period: in.Probe.Poll, Timeout: in.ProbeAnswer.Timeout,

@@ -72,11 +72,6 @@ func TestPlan(t *testing.T) {
 		{"management-upgrade scale remediate", "overlap: management-upgrade leaves its last checks running; runs beside scale, remediate and is joined after remediate, as management-upgrade's own spec\n"},
 		{"management-upgrade scale", "overlap: management-upgrade leaves its last checks running; runs beside scale and is joined after it, as management-upgrade's own spec\n"},
 		{"management-upgrade", "overlap: management-upgrade leaves its last checks running; joined right after it: no stage runs beside it in this selection\n"},
-		// The upgrade's rollout runs beside provider-upgrade only: its join
-		// comes before management-upgrade's move.
-		{"upgrade provider-upgrade management-upgrade", "overlap: upgrade leaves its last checks running; runs beside provider-upgrade and is joined after it, as upgrade's own spec\n" +
-			"overlap: management-upgrade leaves its last checks running; joined right after it: no stage runs beside it in this selection\n"},
-		{"upgrade", "overlap: upgrade leaves its last checks running; joined right after it: no stage runs beside it in this selection\n"},
 	} {
 		out.Reset()
 		if code := run([]string{"plan", "-stages", c.stages}, &out, &errOut); code != 0 || !strings.HasSuffix(out.String(), c.want) {
