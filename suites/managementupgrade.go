@@ -28,8 +28,8 @@ var ManagementUpgrade = Stage{
 		Intervals: []string{"wait-rollout", "probe", "probe-answer", "wait-scale", "load-images", "wait-healthy"},
 		Doc:       "the provider-upgrade management cluster moved into itself and upgraded to the release under test by its own controllers; it then scales its workload cluster"},
 	Preflight: managementUpgradePreflight,
-	// The rollout and what follows it run beside scale and remediate.
-	JoinAfter: "remediate",
+	// The rollout and what follows it run beside scale, remediate and upgrade.
+	JoinAfter: "upgrade",
 	Spec: func(ctx context.Context, env func() *Env) {
 		ManagementUpgradeSpec(ctx, func() ManagementUpgradeSpecInput {
 			e := env()
@@ -111,9 +111,9 @@ func runManagementUpgrade(ctx context.Context, in ManagementUpgradeSpecInput) er
 	}
 	// The rest waits mostly on the cluster's own controllers (a replaced
 	// control-plane Machine waits minutes on its pre-terminate hook), and
-	// touches only the provider-upgrade clusters: scale and remediate, which
-	// act on the run's own workload cluster through the run's own
-	// management cluster, run beside it.
+	// touches only the provider-upgrade clusters: scale, remediate and
+	// upgrade, which act on the run's own workload clusters through the
+	// run's own management cluster, run beside it.
 	env.StartTail(stage, "the self-hosted rollout, the workload cluster scaled by the upgraded management cluster, and health on both",
 		func(ctx context.Context) (TailResult, error) { return TailResult{}, upgradeSelfHosted(ctx, in) })
 	return nil

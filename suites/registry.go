@@ -20,9 +20,13 @@ import (
 
 // LifecycleStages are the lifecycle suite's stages, in run order
 // (suites/lifecycle adds the provisioners). Adding a stage is one file in
-// suites/ that declares its Stage, and one entry here.
+// suites/ that declares its Stage, and one entry here. The upgrade comes
+// last of the day-two stages: with scale and remediate it runs beside
+// management-upgrade's self-hosted rollout, which waits mostly on its own
+// controllers (beside provider-upgrade, which makes clusters and loads
+// images, the two took as long as one after the other, 2026-11-29).
 var LifecycleStages = []Stage{OVA, Bootstrap, Management, Move, Workload, Health, Smoke, Placement, Packages, Conformance,
-	Upgrade, ProviderUpgrade, ManagementUpgrade, Scale, Remediate}
+	ProviderUpgrade, ManagementUpgrade, Scale, Remediate, Upgrade}
 
 // TeardownScopes are the interval scopes SuiteTeardown reads; every suite's
 // registry carries them.

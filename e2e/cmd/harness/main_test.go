@@ -52,7 +52,7 @@ func TestPlan(t *testing.T) {
 		want string
 	}{
 		{[]string{"plan"}, "-> packages -> conformance\n"},
-		{[]string{"plan", "-qualify"}, "-> conformance -> upgrade -> provider-upgrade -> management-upgrade -> scale -> remediate\n"},
+		{[]string{"plan", "-qualify"}, "-> conformance -> provider-upgrade -> management-upgrade -> scale -> remediate -> upgrade\n"},
 		{[]string{"plan", "-focus", "upgrade"}, "stages: bootstrap -> management -> move -> upgrade\n"},
 	} {
 		out.Reset()
@@ -67,8 +67,9 @@ func TestPlan(t *testing.T) {
 		t.Fatalf("plan workload (the workload cluster is deleted before the move-back, beside its kind cluster): %d %q %q", code, out.String(), errOut.String())
 	}
 	// management-upgrade's tail runs beside every selected stage up to
-	// remediate, after which it is joined, whether remediate is selected or not.
+	// upgrade, after which it is joined, whether upgrade is selected or not.
 	for _, c := range []struct{ stages, want string }{
+		{"management-upgrade scale remediate upgrade", "overlap: management-upgrade leaves its last checks running; runs beside scale, remediate, upgrade and is joined after upgrade, as management-upgrade's own spec\n"},
 		{"management-upgrade scale remediate", "overlap: management-upgrade leaves its last checks running; runs beside scale, remediate and is joined after remediate, as management-upgrade's own spec\n"},
 		{"management-upgrade scale", "overlap: management-upgrade leaves its last checks running; runs beside scale and is joined after it, as management-upgrade's own spec\n"},
 		{"management-upgrade", "overlap: management-upgrade leaves its last checks running; joined right after it: no stage runs beside it in this selection\n"},
