@@ -22,8 +22,7 @@
 #
 # Needs Docker and the testbed images (make testbed; . /var/cache/testbed/out/env.sh).
 set -euo pipefail
-root=$(cd "$(dirname "$0")/.." && pwd)
-cd "$root"
+. "$(dirname "$0")/lib-script.sh" interrupt-test
 stage=${INTERRUPT_STAGE:-management}
 profile=${INTERRUPT_PROFILE:-local}
 case $profile in
@@ -33,8 +32,6 @@ case $profile in
 esac
 artifacts=$root/artifacts/interrupt-$profile-$stage-$(date -u +%Y%m%d-%H%M%S)
 log=$artifacts.log
-t0=$(date +%s)
-say() { echo "[interrupt-test +$(( $(date +%s) - t0 ))s] $*"; }
 
 # The run's cluster names, from its state file (they may carry a run ID).
 names() { jq -r '.resources[]? | select(.kind=="kind-cluster" or .kind=="capi-cluster") | .name' "$artifacts/state.json" 2>/dev/null | sort -u; }
@@ -54,7 +51,6 @@ else
   setsid make e2e FOCUS="$stage" ARTIFACTS="$artifacts" >"$log" 2>&1 &
 fi
 pid=$!
-pgid=$(ps -o pgid= "$pid" | tr -d ' ')
 
 deadline=$(( $(date +%s) + 1200 ))
 wait_for() { # what, condition...
@@ -65,7 +61,7 @@ wait_for() { # what, condition...
       echo "interrupt-test: the run ended before $what; see $log" >&2
       exit 1
     fi
-    [ "$(date +%s)" -lt "$deadline" ] || { echo "interrupt-test: timed out waiting for $what" >&2; kill -INT -- "-$pgid"; exit 1; }
+    [ "$(date +%s)" -lt "$deadline" ] || { echo "interrupt-test: timed out waiting for $what" >&2; ctrl_c "$pid"; exit 1; }
     sleep 2
   done
 }
@@ -91,9 +87,9 @@ esac
 sleep "${INTERRUPT_AFTER:-3}"
 say "run clusters: $(names | tr '\n' ' ')"
 say "state before Ctrl-C: $(jq -c '[.stages | to_entries[] | {(.key): .value.status}] | add' "$artifacts/state.json")"
-say "sending SIGINT to process group $pgid (Ctrl-C)"
+say "sending SIGINT to process group $pid (Ctrl-C)"
 t_int=$(date +%s)
-kill -INT -- "-$pgid"
+ctrl_c "$pid"
 wait "$pid" || true
 exit_secs=$(( $(date +%s) - t_int ))
 say "run exited ${exit_secs}s after Ctrl-C"

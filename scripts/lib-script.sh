@@ -12,6 +12,18 @@ script_tag=$1
 say() { echo "[$script_tag +$(( $(date +%s) - t0 ))s] $*"; }
 die() { echo "$script_tag: $*" >&2; exit 1; }
 
+# ctrl_c PID: SIGINT to the process group PID leads (a run started with
+# `setsid cmd &`), as a terminal's Ctrl-C does. The group is read when the
+# signal is sent: setsid makes the run's own group only once it runs, and
+# read right after `&` on a loaded machine it was still the script's, whose
+# background jobs ignore SIGINT; the Ctrl-C was lost and the run went on to
+# pass (CI, 2026-11-29). A PID that leads no group of its own fails loudly.
+ctrl_c() {
+  local pgid; pgid=$(ps -o pgid= "$1" | tr -d ' ')
+  [ "$pgid" = "$1" ] || { echo "$script_tag: process $1 leads no process group of its own (its group: '$pgid'): start it with setsid" >&2; return 1; }
+  kill -INT -- "-$pgid"
+}
+
 # derive_image BASE REF KEY HOST:CONTAINER...: REF is the image BASE with
 # each CONTAINER path replaced by the HOST file, labelled tkg-e2e.key=KEY
 # (how the previous releases' images are made from the kit's: same layout,

@@ -232,7 +232,7 @@ OVA_DISK_MIB=1024 start_run run-int; pi=$last_pid
 wait_until "run-int's ova stage" 240 stage_is run-int ova running
 sleep 1
 held=$(lease_of run-int name)
-kill -INT -- "-$(ps -o pgid= "$pi" | tr -d ' ')"
+ctrl_c "$pi"
 s=$(date +%s)
 wait "$pi" || true
 rel=$(lease_of run-int released)

@@ -92,7 +92,7 @@ run_case() {
   interrupt)
     start interrupt clean; rc=0
     setsid make e2e FOCUS=management CONFIG_OVERRIDES="$overrides" ARTIFACTS="$art" >"$log" 2>&1 &
-    pid=$!; pgid=$(ps -o pgid= "$pid" | tr -d ' ')
+    pid=$!
     deadline=$(( $(date +%s) + 600 ))
     until grep -q 'kind bootstrap cluster .* attached' "$log"; do
       kill -0 "$pid" 2>/dev/null || { fail "interrupt: the run ended before the kind cluster was attached"; break; }
@@ -100,7 +100,7 @@ run_case() {
       sleep 1
     done
     sleep "${INTERRUPT_AFTER:-20}"
-    sig=$(date +%s); kill -INT -- "-$pgid" 2>/dev/null || true
+    sig=$(date +%s); ctrl_c "$pid" || fail "interrupt: no Ctrl-C sent"
     wait "$pid" || rc=$?
     say "   interrupt: exit $rc $(( $(date +%s) - sig ))s after Ctrl-C"
     [ $(( $(date +%s) - sig )) -le 120 ] || fail "interrupt: the run took more than 120s to end after Ctrl-C"
