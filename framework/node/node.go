@@ -112,10 +112,7 @@ func ClusterNodes(ctx context.Context, clusterName string) (nodes, lbs []Contain
 	if err != nil {
 		return nil, nil, err
 	}
-	f = container.FilterBuilder{}
-	f.AddKeyNameValue("label", ClusterLabel, clusterName)
-	f.AddKeyNameValue("label", RoleLabel, RoleLoadBalancer)
-	lbs, err = list(ctx, f)
+	lbs, err = roleContainers(ctx, clusterName, RoleLoadBalancer)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -131,21 +128,13 @@ func ClusterNodes(ctx context.Context, clusterName string) (nodes, lbs []Contain
 	return nodes, lbs, nil
 }
 
-// controlPlaneNodes are the names of a cluster's control-plane node
-// containers (RoleLabel control-plane).
-func controlPlaneNodes(ctx context.Context, clusterName string) (map[string]bool, error) {
+// roleContainers lists a kind or CAPD cluster's containers of one
+// RoleLabel value (RoleLoadBalancer, RoleControlPlane).
+func roleContainers(ctx context.Context, clusterName, role string) ([]Container, error) {
 	f := container.FilterBuilder{}
 	f.AddKeyNameValue("label", ClusterLabel, clusterName)
-	f.AddKeyNameValue("label", RoleLabel, RoleControlPlane)
-	cs, err := list(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]bool{}
-	for _, c := range cs {
-		out[c.Name] = true
-	}
-	return out, nil
+	f.AddKeyNameValue("label", RoleLabel, role)
+	return list(ctx, f)
 }
 
 // RemoveContainers force-removes containers with their anonymous volumes.

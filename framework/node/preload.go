@@ -146,9 +146,13 @@ func (p *Preload) importNext(ctx context.Context, images []string) bool {
 	if err != nil {
 		return false
 	}
-	cps, err := controlPlaneNodes(ctx, p.in.ClusterName)
+	cpcs, err := roleContainers(ctx, p.in.ClusterName, RoleControlPlane)
 	if err != nil {
 		return false
+	}
+	cps := map[string]bool{}
+	for _, c := range cpcs {
+		cps[c.Name] = true
 	}
 	names := make([]string, len(nodes))
 	for i, n := range nodes {

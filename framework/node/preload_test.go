@@ -24,7 +24,7 @@ func TestPreloadSkipsWhatANodeHasByID(t *testing.T) {
 	}
 }
 
-// The pods the images are for run on workers, and a day-two change waits
+// Most pods the images are for run on workers, and a day-two change waits
 // on its new nodes: a new worker, then a new control plane, then the old
 // nodes; a worker that appears while the control plane is being served
 // takes the next import.
