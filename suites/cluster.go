@@ -153,6 +153,9 @@ func clusterInput(env *Env, stage, id, holderRole string, management bool) Clust
 	if len(spec.TopologyVariables) > 0 {
 		in.Customize = clusters.Chain(in.Customize, clusters.TopologyVariables(spec.TopologyVariables))
 	}
+	if t := cfg.Clusters.NodeDeletionTimeoutSeconds; t != nil {
+		in.Customize = clusters.Chain(in.Customize, clusters.NodeDeletionTimeout(*t))
+	}
 	if management {
 		p := providersOf(cfg)
 		in.Providers = &p

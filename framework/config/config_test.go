@@ -365,3 +365,19 @@ func TestStuckGraceFillsEveryIntervalOfItsStage(t *testing.T) {
 	_, ps = load(t, p, nil)
 	expectProblem(t, ps, "intervals[default/stuck-grace]", `"soon" is not a duration`)
 }
+
+// A negative node deletion timeout is named with its line and what to write
+// instead; 0 (retry until the Node is gone) is valid.
+func TestNodeDeletionTimeoutIsNotNegative(t *testing.T) {
+	p := fixture(t, replace("    nodeImage: kindest/node:v1.33.1\n", "    nodeImage: kindest/node:v1.33.1\n  nodeDeletionTimeoutSeconds: -5\n"))
+	_, ps := load(t, p, nil)
+	pr := expectProblem(t, ps, "clusters.nodeDeletionTimeoutSeconds", "-5 is negative", "use 0")
+	if pr.Line == 0 {
+		t.Fatalf("problem lacks its line: %+v", pr)
+	}
+	p = fixture(t, replace("    nodeImage: kindest/node:v1.33.1\n", "    nodeImage: kindest/node:v1.33.1\n  nodeDeletionTimeoutSeconds: 0\n"))
+	cfg, ps := load(t, p, nil)
+	if ps != nil || cfg.Clusters.NodeDeletionTimeoutSeconds == nil || *cfg.Clusters.NodeDeletionTimeoutSeconds != 0 {
+		t.Fatalf("0 should be valid and kept: %v %+v", ps, cfg)
+	}
+}

@@ -275,6 +275,15 @@ type Clusters struct {
 	// cluster makes and must still manage after the upgrade (ID
 	// provider-upgrade-workload); unset fields come from clusters.workload.
 	ProviderUpgradeWorkload *WorkloadCluster `yaml:"providerUpgradeWorkload"`
+	// NodeDeletionTimeoutSeconds, when set, is written on every cluster's
+	// control plane and MachineDeployments (spec.topology...deletion): how
+	// long Cluster API retries deleting a removed Machine's Node. 0 retries
+	// until it is gone. Cluster API's default, 10 s, counts from the
+	// Machine's deletion, so after a drain one failed attempt (the cluster's
+	// API out while its control plane is replaced) deletes the Machine and
+	// leaves its Node behind, NotReady for good (cluster-api#14024; a
+	// self-hosted upgrade here, 2026-11-29). Unset keeps the default.
+	NodeDeletionTimeoutSeconds *int32 `yaml:"nodeDeletionTimeoutSeconds"`
 }
 
 // BootstrapCluster is the kind cluster.

@@ -371,6 +371,9 @@ func (c *Config) validateClusters(add func(key, msg, fix string)) {
 	if b.NodeImage == "" {
 		add("clusters.bootstrap.nodeImage", "nodeImage is required", "e.g. kindest/node:v1.33.1 (by tag; the kit exports KIND_NODE_IMAGE)")
 	}
+	if t := c.Clusters.NodeDeletionTimeoutSeconds; t != nil && *t < 0 {
+		add("clusters.nodeDeletionTimeoutSeconds", fmt.Sprintf("%d is negative", *t), "use 0 (retry deleting a removed Machine's Node until it is gone) or a number of seconds, or leave it out for Cluster API's default")
+	}
 	names := map[string]string{}
 	for _, id := range c.ClusterIDs() {
 		cl, key := *c.cluster(id), ClusterKey(id)
