@@ -3,6 +3,7 @@ package health
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,6 +132,29 @@ func TestCordonedNodeFails(t *testing.T) {
 	asserttest.Says(t, "node row", row(t, r, "node wl-md-0-xyz1").Detail, "cordoned", "uncordon")
 	if !r.Failed() {
 		t.Error("a cordoned node passes")
+	}
+}
+
+// A drained node whose kubelet then stopped is a Machine deleted without
+// its Node (cluster-api#14024, a self-hosted upgrade, 2026-11-29): its
+// stuck cause names the Machine and how to check and clear it, not an
+// uncordon, which would not help. Cordoned and still posting keeps the
+// uncordon hint.
+func TestDrainedNodeWhoseKubeletStoppedIsNamedAnOrphan(t *testing.T) {
+	n := node("mgmt-cp-old", true, version, cond(corev1.NodeReady, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status."))
+	n.Spec.Unschedulable = true
+	n.Annotations = map[string]string{machineAnnotation: "mgmt-cp-old-m1", namespaceAnnotation: "tkg-system"}
+	r := observe(t, cluster(t, nil, n))
+	got := row(t, r, "node mgmt-cp-old")
+	asserttest.Says(t, "stuck cause", got.Stuck, "its Machine mgmt-cp-old-m1 was most likely deleted without it", "cluster-api#14024",
+		"clusters.nodeDeletionTimeoutSeconds", "kubectl get machine -n tkg-system mgmt-cp-old-m1", "kubectl delete node mgmt-cp-old")
+	if strings.Contains(got.Stuck, "uncordon") || !r.Failed() {
+		t.Errorf("stuck %q, failed %v: want the orphan named and the check failed", got.Stuck, r.Failed())
+	}
+	n = node("wl-md-0-xyz1", false, version)
+	n.Spec.Unschedulable = true
+	if got := row(t, observe(t, cluster(t, nil, n)), "node wl-md-0-xyz1"); !strings.Contains(got.Stuck, "kubectl uncordon wl-md-0-xyz1") {
+		t.Errorf("a cordoned, Ready node: stuck %q, want the uncordon hint", got.Stuck)
 	}
 }
 

@@ -104,7 +104,12 @@ func judgeNode(n *corev1.Node, want string) assert.Row {
 	name := "node " + n.Name
 	if len(problems) > 0 {
 		row := assert.Row{Name: name, Verdict: verdict, Detail: role + ": " + strings.Join(problems, "; ")}
-		if n.Spec.Unschedulable {
+		switch {
+		case n.Spec.Unschedulable && ready != nil && ready.Status == corev1.ConditionUnknown:
+			// Drained, then its kubelet stopped: the Machine went away and
+			// the Node stayed, which no uncordon mends.
+			row.Stuck = orphaned(n)
+		case n.Spec.Unschedulable:
 			// A cordon is lifted by whoever set it, not by waiting: a check
 			// that runs while a drain runs is racing a change, not waiting
 			// for a cluster to settle.
@@ -120,6 +125,30 @@ func judgeNode(n *corev1.Node, want string) assert.Row {
 }
 
 const uninitializedTaint = "node.cloudprovider.kubernetes.io/uninitialized"
+
+// Annotations Cluster API sets on the Nodes of its Machines.
+const (
+	machineAnnotation   = "cluster.x-k8s.io/machine"
+	namespaceAnnotation = "cluster.x-k8s.io/cluster-namespace"
+)
+
+// orphaned explains a Node that was drained and then stopped posting
+// status: its Machine was deleted and the Node was not. Cluster API gives
+// up deleting a Node once the Machine's nodeDeletionTimeout (default 10 s,
+// counted from the Machine's deletion, so usually spent by the drain) has
+// passed, and a single failed attempt, e.g. while the cluster's API is out
+// during a control-plane replacement, leaves it (cluster-api#14024).
+func orphaned(n *corev1.Node) string {
+	m := "its Machine"
+	get := ""
+	if name := n.Annotations[machineAnnotation]; name != "" {
+		m = "its Machine " + name
+		get = fmt.Sprintf("; kubectl get machine -n %s %s on the managing cluster says whether it is gone", assert.Or(n.Annotations[namespaceAnnotation], "<namespace>"), name)
+	}
+	return fmt.Sprintf("node %s was drained (cordoned) and then its kubelet stopped posting status: %s was most likely deleted without it "+
+		"(Cluster API gives up deleting the Node after the Machine's nodeDeletionTimeout, cluster-api#14024; set clusters.nodeDeletionTimeoutSeconds: 0)%s; "+
+		"kubectl delete node %s removes the leftover", n.Name, m, get, n.Name)
+}
 
 func conditionOf(n *corev1.Node, t corev1.NodeConditionType) *corev1.NodeCondition {
 	for i := range n.Status.Conditions {
