@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -143,7 +144,7 @@ func TestCordonedNodeFails(t *testing.T) {
 func TestDrainedNodeWhoseKubeletStoppedIsNamedAnOrphan(t *testing.T) {
 	n := node("mgmt-cp-old", true, version, cond(corev1.NodeReady, corev1.ConditionUnknown, "NodeStatusUnknown", "Kubelet stopped posting node status."))
 	n.Spec.Unschedulable = true
-	n.Annotations = map[string]string{machineAnnotation: "mgmt-cp-old-m1", namespaceAnnotation: "tkg-system"}
+	n.Annotations = map[string]string{clusterv1.MachineAnnotation: "mgmt-cp-old-m1", clusterv1.ClusterNamespaceAnnotation: "tkg-system"}
 	r := observe(t, cluster(t, nil, n))
 	got := row(t, r, "node mgmt-cp-old")
 	asserttest.Says(t, "stuck cause", got.Stuck, "its Machine mgmt-cp-old-m1 was most likely deleted without it", "cluster-api#14024",

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	clusterv1 "sigs.k8s.io/cluster-api/api/core/v1beta2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tkg-e2e/harness/framework/assert"
@@ -126,12 +127,6 @@ func judgeNode(n *corev1.Node, want string) assert.Row {
 
 const uninitializedTaint = "node.cloudprovider.kubernetes.io/uninitialized"
 
-// Annotations Cluster API sets on the Nodes of its Machines.
-const (
-	machineAnnotation   = "cluster.x-k8s.io/machine"
-	namespaceAnnotation = "cluster.x-k8s.io/cluster-namespace"
-)
-
 // orphaned explains a Node that was drained and then stopped posting
 // status: its Machine was deleted and the Node was not. Cluster API gives
 // up deleting a Node once the Machine's nodeDeletionTimeout (default 10 s,
@@ -141,9 +136,9 @@ const (
 func orphaned(n *corev1.Node) string {
 	m := "its Machine"
 	get := ""
-	if name := n.Annotations[machineAnnotation]; name != "" {
+	if name := n.Annotations[clusterv1.MachineAnnotation]; name != "" {
 		m = "its Machine " + name
-		get = fmt.Sprintf("; kubectl get machine -n %s %s on the managing cluster says whether it is gone", assert.Or(n.Annotations[namespaceAnnotation], "<namespace>"), name)
+		get = fmt.Sprintf("; kubectl get machine -n %s %s on the managing cluster says whether it is gone", assert.Or(n.Annotations[clusterv1.ClusterNamespaceAnnotation], "<namespace>"), name)
 	}
 	return fmt.Sprintf("node %s was drained (cordoned) and then its kubelet stopped posting status: %s was most likely deleted without it "+
 		"(Cluster API gives up deleting the Node after the Machine's nodeDeletionTimeout, cluster-api#14024; set clusters.nodeDeletionTimeoutSeconds: 0)%s; "+
