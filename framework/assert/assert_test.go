@@ -71,9 +71,17 @@ type fakeProbe struct {
 
 func (p *fakeProbe) What() string { return "fake " + p.target.Name }
 
-func (p *fakeProbe) Observe(context.Context) (Report, error) {
+func (p *fakeProbe) Observe(ctx context.Context) (Report, error) {
 	p.polls++
+	if p.target.Name == "cut" && p.polls > 1 {
+		// A reading the wait's deadline cuts: its rows carry the context's error.
+		<-ctx.Done()
+		return &fakeReport{target: p.target.Name, rows: []Row{{Name: "a", Verdict: Error, Detail: ctx.Err().Error()}}}, nil
+	}
 	v := OK
+	if p.target.Name == "cut" {
+		v = Missing
+	}
 	if p.target.Name == "bad" || (p.target.Name == "flaky" && p.polls < 3) {
 		v = NotReady
 	}
@@ -129,6 +137,27 @@ func TestCheckTargetFailureCarriesLastReport(t *testing.T) {
 	}
 	if c.plans[0].Prefix != "[fake]" || c.plans[0].Redactor == nil {
 		t.Errorf("options defaults not applied: %+v", c.plans[0])
+	}
+}
+
+// A never-created object read "missing" until the wait's deadline cut the
+// next reading short; that cut reading (rows saying "context deadline
+// exceeded") had become the verdict.
+func TestCheckTargetKeepsTheLastReadingTheDeadlineDidNotCut(t *testing.T) {
+	c := &fakeCheck{role: Workload}
+	r, err := CheckTarget(context.Background(), c, fakeTarget(Workload, "cut"), Options{Timeout: 200 * time.Millisecond, Interval: 5 * time.Millisecond})
+	var failed *FailedError
+	if !errors.As(err, &failed) {
+		t.Fatalf("want a *FailedError, got %v", err)
+	}
+	if r == nil || len(r.Rows()) != 2 || r.Rows()[0].Verdict != Missing {
+		t.Fatalf("the verdict must be the last whole reading (a: missing), got %+v", r)
+	}
+	if failed.Report != r {
+		t.Errorf("the failure must carry that reading: %+v", failed.Report)
+	}
+	if strings.Join(c.finished, ";") != "cut settled=false" {
+		t.Errorf("Finish must run once with the last whole reading: %v", c.finished)
 	}
 }
 

@@ -194,6 +194,12 @@ func CheckTarget(ctx context.Context, c Check, t Target, opts Options) (Report, 
 		Progress: opts.Progress, Prefix: opts.Prefix, Grace: opts.Grace},
 		func(ctx context.Context) (bool, string, error) {
 			r, err := probe.Observe(ctx)
+			if ctx.Err() != nil && last != nil {
+				// The wait's own deadline (or an interrupt) cut this reading
+				// short: its rows would say "context deadline exceeded", not
+				// what the cluster holds. The reading before it is the last word.
+				return false, last.Summary(), ctx.Err()
+			}
 			if err != nil {
 				return false, "", err
 			}
