@@ -96,9 +96,16 @@ type CreateInput struct {
 	// with StopReason once the Machines are provisioned.
 	StopAfter  string
 	StopReason string
-	Timeouts   CreateTimeouts
-	Progress   io.Writer
-	Prefix     string
+	// Running, if set, is called once every Machine is Running with a node,
+	// before the waits for Ready nodes and the Cluster's Available: the node
+	// containers exist and the API answers, which is all that loading images
+	// and installing providers need (their pods wait for a Ready node by
+	// themselves), so Provision starts them there instead of after Create.
+	// It must not block.
+	Running  func(c *Cluster)
+	Timeouts CreateTimeouts
+	Progress io.Writer
+	Prefix   string
 }
 
 func (in *CreateInput) validate() error {
@@ -265,6 +272,9 @@ func Create(ctx context.Context, in CreateInput) (*CreateResult, error) {
 	containers := in.Infrastructure == nil || in.Infrastructure.NodesAreContainers()
 	if err := RecordContainers(ctx, mgmt, in.ManagementKubeconfig, in.State, in.Namespace, in.Name, res.Machines, containers); err != nil {
 		p.Printf("warning: cannot record what identifies cluster %s (cleanup falls back to name, label and creation time): %v", in.Name, err)
+	}
+	if in.Running != nil {
+		in.Running(c)
 	}
 
 	start = time.Now()
