@@ -75,7 +75,12 @@ mgmt_containers() {
   fi
 }
 stage_running() { [ "$(jq -r ".stages.\"$stage\".status // empty" "$artifacts/state.json" 2>/dev/null)" = running ]; }
-move_under_way() { stage_running && grep -q 'clusterctl move -n' "$log"; }
+# The state records a started move (attributes.moving on the moved cluster,
+# set just before clusterctl move, replaced by managedBy when it is done).
+move_under_way() {
+  stage_running && jq -e '[.resources[]? | select(.kind=="capi-cluster" and .role=="management") | .attributes.moving // empty] | length > 0' \
+    "$artifacts/state.json" >/dev/null 2>&1
+}
 case "$stage" in
   # The load balancer comes first; wait for a node container too, so the
   # interrupt lands while machines are being provisioned.

@@ -271,13 +271,22 @@ else
 fi
 
 log "round 4: Ctrl-C while smoke runs: its namespace must be gone"
+# Smoke's namespace is read from the cluster itself: the one that was not
+# there before this round (an earlier round's may still be terminating).
+smoke_ns() { k get namespaces -o name 2>/dev/null | sed -n 's#^namespace/\(tkg-e2e-smoke-[a-z0-9]*\)$#\1#p' | sort; }
+smoke_before=$(smoke_ns || true)
 set -m
 make -s verify FOCUS=smoke ARTIFACTS="$out/interrupt" MANAGEMENT_KUBECONFIG="$mgmt" WORKLOAD_KUBECONFIG="$wl" \
   WORKLOAD_CLUSTER_NAME="$wlname" >"$out/interrupt.log" 2>&1 &
 pid=$!
 set +m
-for _ in $(seq 120); do grep -q "namespace tkg-e2e-smoke-.* created" "$out/interrupt.log" && break; sleep 0.5; done
-ns=$(grep -o "namespace tkg-e2e-smoke-[a-z0-9]* created" "$out/interrupt.log" | head -1 | cut -d' ' -f2)
+ns=""
+for _ in $(seq 120); do
+  ns=$(comm -13 <(echo "$smoke_before") <(smoke_ns) | head -1)
+  [ -z "$ns" ] || break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.5
+done
 if [ -z "$ns" ]; then
   fail "interrupt: smoke never created its namespace"; tail -20 "$out/interrupt.log"
 else

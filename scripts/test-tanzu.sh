@@ -94,7 +94,8 @@ run_case() {
     setsid make e2e FOCUS=management CONFIG_OVERRIDES="$overrides" ARTIFACTS="$art" >"$log" 2>&1 &
     pid=$!
     deadline=$(( $(date +%s) + 600 ))
-    until grep -q 'kind bootstrap cluster .* attached' "$log"; do
+    # The state records the bootstrap cluster ready (with its kubeconfig) when the driver attaches it.
+    until jq -e '[.resources[]? | select(.kind == "kind-cluster" and .state == "ready")] | length > 0' "$art/state.json" >/dev/null 2>&1; do
       kill -0 "$pid" 2>/dev/null || { fail "interrupt: the run ended before the kind cluster was attached"; break; }
       [ "$(date +%s)" -lt "$deadline" ] || { fail "interrupt: no kind cluster attached in 600s"; break; }
       sleep 1

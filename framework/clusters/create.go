@@ -44,6 +44,11 @@ const (
 	AttrManagedBy = "managedBy"
 	// AttrSelfHosted is "true" once a management cluster holds its own Cluster object (after move).
 	AttrSelfHosted = "selfHosted"
+	// AttrMoving is the target's kubeconfig while `clusterctl move` of the
+	// cluster runs, and stays when the move did not end: the Cluster may then
+	// be paused on the source with part of its objects on the target. It
+	// gives way to AttrManagedBy once the move is done.
+	AttrMoving = "moving"
 	// AttrContainerLabel is the docker label of its node and load balancer containers.
 	AttrContainerLabel = "containerLabel"
 )

@@ -180,6 +180,9 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 	rec := newRecorder()
 	mctx, cancel := context.WithTimeout(ctx, in.Timeouts.Move.Timeout)
 	defer cancel()
+	if err := record(in.State, in.Namespace, in.ClusterName, moving(in.ToKubeconfig)); err != nil {
+		return res, err
+	}
 	p.Printf("clusterctl move -n %s: %s -> %s", in.Namespace, in.FromKubeconfig, in.ToKubeconfig)
 	err = clusterctlMove(mctx, kube.ClusterctlLog{Out: in.Progress, Prefix: in.Prefix, Verbosity: in.Verbosity, Observe: rec.observe},
 		in.ClusterctlConfigPath, in.FromKubeconfig, in.ToKubeconfig, in.Namespace)
@@ -196,20 +199,8 @@ func Move(ctx context.Context, in Input) (*Result, error) {
 	p.Printf("moved: created %d objects on the target, deleted %d from the source in %s", len(rec.created), len(rec.deleted),
 		time.Since(start).Round(100*time.Millisecond))
 
-	if in.State != nil {
-		if r, ok := in.State.Resource(clusters.ResourceKind, in.ClusterName); ok && r.Namespace == in.Namespace {
-			if r.Attributes == nil {
-				r.Attributes = map[string]string{}
-			}
-			r.Attributes[clusters.AttrManagedBy] = in.ToKubeconfig
-			if r.Kubeconfig == in.ToKubeconfig {
-				r.Attributes[clusters.AttrSelfHosted] = "true"
-			}
-			r.DeleteHint = clusters.DeleteHint(in.ToKubeconfig, in.Namespace, in.ClusterName)
-			if err := in.State.PutResource(r); err != nil {
-				return res, err
-			}
-		}
+	if err := record(in.State, in.Namespace, in.ClusterName, moved(in.ToKubeconfig, in.Namespace, in.ClusterName)); err != nil {
+		return res, err
 	}
 
 	start = time.Now()

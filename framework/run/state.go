@@ -312,11 +312,14 @@ func (s *State) PutResource(r Resource) error {
 
 // SetResourceState changes the State of a resource by Key.
 func (s *State) SetResourceState(key, state string) error {
-	return s.updateResource(key, func(r *Resource) { r.State = state })
+	return s.UpdateResource(key, func(r *Resource) { r.State = state })
 }
 
-// updateResource applies change to the resource with key and saves.
-func (s *State) updateResource(key string, change func(*Resource)) error {
+// UpdateResource applies change to the resource with key and saves, in one
+// step under the lock: several fields (attributes added and removed) change
+// together, and change works on the record itself, not on a copy whose
+// Attributes map the record shares.
+func (s *State) UpdateResource(key string, change func(*Resource)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i := range s.Resources {
@@ -330,7 +333,7 @@ func (s *State) updateResource(key string, change func(*Resource)) error {
 
 // SetResourceAttribute sets one of a resource's Attributes by Key.
 func (s *State) SetResourceAttribute(key, name, value string) error {
-	return s.updateResource(key, func(r *Resource) {
+	return s.UpdateResource(key, func(r *Resource) {
 		if r.Attributes == nil {
 			r.Attributes = map[string]string{}
 		}
@@ -341,7 +344,7 @@ func (s *State) SetResourceAttribute(key, name, value string) error {
 // MarkDeleted sets a resource's State to deleted and records how and in how
 // long.
 func (s *State) MarkDeleted(key, how string, took time.Duration) error {
-	return s.updateResource(key, func(r *Resource) {
+	return s.UpdateResource(key, func(r *Resource) {
 		r.State = "deleted"
 		r.Deleted = &Deletion{How: how, Seconds: math.Round(took.Seconds()*10) / 10}
 	})
