@@ -292,7 +292,7 @@ if [ -z "$ns" ]; then
 else
   kill -INT -- -"$pid" 2>/dev/null || true
   irc=0; wait "$pid" 2>/dev/null || irc=$?
-  if [ "$irc" = 0 ] || grep -q "smoke\] passed" "$out/interrupt.log"; then
+  if [ "$irc" = 0 ] || jq -e '.stages.smoke.status == "passed"' "$out/interrupt/state.json" >/dev/null 2>&1; then
     fail "interrupt: verify was not interrupted (exit $irc): smoke ended on its own"; tail -20 "$out/interrupt.log"
   elif k get namespace "$ns" >/dev/null 2>&1 && ! k wait --for=delete "namespace/$ns" --timeout=30s >/dev/null 2>&1; then
     fail "interrupt: namespace $ns is still there 30 s after verify ended"
