@@ -87,10 +87,7 @@ type templateRecorder struct {
 
 func (t templateRecorder) PutResource(r run.Resource) error {
 	if t.inProcess {
-		if r.Attributes == nil {
-			r.Attributes = map[string]string{}
-		}
-		r.Attributes[attrInProcessSimulator] = "true"
+		r.SetAttribute(attrInProcessSimulator, "true")
 	}
 	return t.State.PutResource(r)
 }

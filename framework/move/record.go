@@ -23,25 +23,17 @@ func record(state *run.State, namespace, name string, change func(*run.Resource)
 // with objects on both sides, and a check waiting for the move to be under
 // way reads this instead of the wording of a log line.
 func moving(to string) func(*run.Resource) {
-	return func(r *run.Resource) {
-		if r.Attributes == nil {
-			r.Attributes = map[string]string{}
-		}
-		r.Attributes[clusters.AttrMoving] = to
-	}
+	return func(r *run.Resource) { r.SetAttribute(clusters.AttrMoving, to) }
 }
 
 // moved records the move into to as done: the cluster is managed by to (and
 // self-hosted when to is its own kubeconfig), and deleted through it.
 func moved(to, namespace, name string) func(*run.Resource) {
 	return func(r *run.Resource) {
-		if r.Attributes == nil {
-			r.Attributes = map[string]string{}
-		}
 		delete(r.Attributes, clusters.AttrMoving)
-		r.Attributes[clusters.AttrManagedBy] = to
+		r.SetAttribute(clusters.AttrManagedBy, to)
 		if r.Kubeconfig == to {
-			r.Attributes[clusters.AttrSelfHosted] = "true"
+			r.SetAttribute(clusters.AttrSelfHosted, "true")
 		}
 		r.DeleteHint = clusters.DeleteHint(to, namespace, name)
 	}

@@ -165,11 +165,3 @@ func (s *Service) Delete(ctx context.Context) error {
 // HTTPClient is the probes' client: no keep-alive (each poll is a new
 // connection, as a new user's would be) and no proxy from the environment.
 var HTTPClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: true, Proxy: nil}}
-
-// Readyz probes an API server's /readyz through its clientset.
-func Readyz(cs kubernetes.Interface) func(ctx context.Context) error {
-	return func(ctx context.Context) error {
-		_, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		return err
-	}
-}

@@ -129,6 +129,15 @@ type Deletion struct {
 // Key identifies a resource.
 func (r Resource) Key() string { return r.Kind + "/" + r.Namespace + "/" + r.Name }
 
+// SetAttribute sets one of the resource's Attributes (a resource read from
+// a state file may have none).
+func (r *Resource) SetAttribute(name, value string) {
+	if r.Attributes == nil {
+		r.Attributes = map[string]string{}
+	}
+	r.Attributes[name] = value
+}
+
 // State is the persisted state of a run. Use its methods; they save after every change.
 type State struct {
 	mu   sync.Mutex
@@ -333,12 +342,7 @@ func (s *State) UpdateResource(key string, change func(*Resource)) error {
 
 // SetResourceAttribute sets one of a resource's Attributes by Key.
 func (s *State) SetResourceAttribute(key, name, value string) error {
-	return s.UpdateResource(key, func(r *Resource) {
-		if r.Attributes == nil {
-			r.Attributes = map[string]string{}
-		}
-		r.Attributes[name] = value
-	})
+	return s.UpdateResource(key, func(r *Resource) { r.SetAttribute(name, value) })
 }
 
 // MarkDeleted sets a resource's State to deleted and records how and in how
